@@ -1,0 +1,1 @@
+"""fixmem: fix memory for coding agents. The composition root: CLI, settings and wiring."""

