@@ -1,0 +1,93 @@
+"""Secret redaction: every stored field and every recall answer passes through ``redact``.
+
+Pure. Each rule replaces the secret (not its label) with ``[REDACTED]`` so the text stays readable:
+``Authorization: Bearer [REDACTED]``, ``password=[REDACTED]``, ``https://[REDACTED]@host``.
+It lives in ``store`` because both writers (extraction, in ``workers``) and readers (recall) need it and
+``store`` may not import ``workers``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+# (name, pattern, replacement). Order matters: whole blocks and headers before token shapes.
+_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    (
+        "private_key",
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
+            r"( BLOCK)?-----|\Z)",
+            re.DOTALL,
+        ),
+        REDACTED,
+    ),
+    (
+        "authorization_header",
+        re.compile(
+            r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)?\s*)[^\s\"']+"
+        ),
+        r"\1" + REDACTED,
+    ),
+    ("bearer", re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
+    (
+        "url_credentials",
+        re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@"),
+        r"\1" + REDACTED + "@",
+    ),
+    (
+        "aws_access_key_id",
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
+        REDACTED,
+    ),
+    (
+        "github_token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+        REDACTED,
+    ),
+    ("anthropic_or_openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),
+    ("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"), REDACTED),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
+    (
+        "secret_assignment",
+        re.compile(
+            r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
+            r"private[_-]?key|client[_-]?secret)[A-Za-z0-9_.-]*[\"']?\s*[:=]\s*[\"']?)"
+            r"(?!\[REDACTED\])([^\s\"'&;,(){}\[\]]{6,}+)(?!\()"
+        ),
+        r"\1" + REDACTED,
+    ),
+    ("aws_secret_access_key", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"), "AWS"),
+)
+
+
+def _aws_secret_context(text: str, match: re.Match[str]) -> bool:
+    """A bare 40-char base64 string is an AWS secret only near an AWS word (else: hashes, shas)."""
+    window = text[max(0, match.start() - 80) : match.start()].lower()
+    return "aws" in window or "secret" in window
+
+
+def redact(text: str) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED]``."""
+    if not text:
+        return text
+    for name, pattern, replacement in _RULES:
+        if name == "aws_secret_access_key":
+            text = pattern.sub(lambda m: REDACTED if _aws_secret_context(m.string, m) else m.group(0), text)
+        else:
+            text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_obj(value: Any) -> Any:
+    """Redact every string inside a JSON-shaped value (dicts, lists, strings); keys are kept."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_obj(v) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_obj(v) for k, v in value.items()}
+    return value
