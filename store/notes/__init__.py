@@ -1,0 +1,42 @@
+"""Hand-written project memory: the ``.fixmem/memory.md`` grammar, its prompt block, and the review queue.
+
+Pure: text and values in, values out. The CLI shell (``fixmem notes``) reads the file, asks git for HEAD
+and the known commits, and writes; nothing here touches a file, a clock or a subprocess.
+"""
+
+from __future__ import annotations
+
+from store.notes.errors import NoteRejected, NotesError
+from store.notes.grammar import (
+    KIND_MEANINGS,
+    KINDS,
+    MEMORY_FILE,
+    Kind,
+    Malformed,
+    MemoryFile,
+    Note,
+    append_separator,
+    format_note,
+    new_note,
+    parse_memory,
+)
+from store.notes.render import DEFAULT_CEILING, render_notes, stale_flags
+
+__all__ = [
+    "DEFAULT_CEILING",
+    "KINDS",
+    "KIND_MEANINGS",
+    "MEMORY_FILE",
+    "Kind",
+    "Malformed",
+    "MemoryFile",
+    "Note",
+    "NoteRejected",
+    "NotesError",
+    "append_separator",
+    "format_note",
+    "new_note",
+    "parse_memory",
+    "render_notes",
+    "stale_flags",
+]

@@ -1,0 +1,15 @@
+"""Errors raised by ``store.notes``. The tree:
+
+- NotesError: root of everything this package raises.
+  - NoteRejected: a note a person is adding does not fit the grammar (unknown kind, empty subject, ...).
+"""
+
+from __future__ import annotations
+
+
+class NotesError(Exception):
+    """Raised for anything that goes wrong with project notes; the root of this package's errors."""
+
+
+class NoteRejected(NotesError, ValueError):
+    """Raised when a note to be written is not valid; the message says what to change."""
