@@ -1,1 +1,16 @@
-"""The pure extraction core: a turn event in, a fix entry (or a reason for none) out."""
+"""The pure extraction core: a turn event in, a fix entry (or a reason for none) out.
+
+Modules, in the order data flows through them: ``limits`` (scan bounds), ``tools`` (tool families),
+``shell`` / ``shell_writes`` (command lines and the files they write), ``diffs`` (unified diffs, patch
+envelopes), ``paths`` (workspace-relative paths), ``files`` (files touched + symbols), ``symbols``,
+``errors`` (signatures, ``normalize_error``), ``testruns`` (runners, summaries), ``outcome``, ``solution``
+(solution line, tags) and ``extract`` (the orchestration).
+"""
+
+from __future__ import annotations
+
+from workers.extraction.errors import normalize_error
+from workers.extraction.extract import EXTRACTOR_VERSION, Extracted, SkipReason, extract
+from workers.extraction.limits import Limits
+
+__all__ = ["EXTRACTOR_VERSION", "Extracted", "Limits", "SkipReason", "extract", "normalize_error"]

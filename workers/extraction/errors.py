@@ -1,0 +1,200 @@
+"""Error signatures: the error lines of tool outputs, found by shape and normalized so they compare.
+
+Pure. ``find_errors`` reads one output and returns raw signatures in order of appearance; ``normalize_error``
+is the documented normalization (versioned by ``EXTRACTOR_VERSION``):
+
+1. ANSI colour codes go; whitespace collapses; the result is cut to 200 characters.
+2. Paths become their workspace-relative form (``/home/u/app/src/x.py`` → ``src/x.py``) or ``<path>`` when
+   outside the workspace; ``file:line:col``, ``, line N`` and ``(line,col)`` positions go.
+3. Hex addresses become ``0x#``; other numbers become ``#`` unless part of an identifier or a code
+   (``py311``, ``sha256``, ``E0308``, ``TS2345`` stay).
+
+So ``ValueError: timeout after 30 seconds`` → ``ValueError: timeout after # seconds``. A line is an error
+only by its shape (a traceback's last line, ``E   …``, ``FAILED id - …``, ``error[E0308]: …``,
+``--- FAIL: …``, ``panic: …``, ``x.c:3:5: error: …`` …): ordinary output that contains the word "error"
+is not an error signature.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_ABS_PATH = re.compile(r"""(?<![\w.:/-])(/(?:[\w.@+~-]+/)*[\w.@+~-]+)""")
+_WIN_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\\\s:\"']+\\)*[^\\\s:\"']+")
+_POSITION = re.compile(r"(\.[A-Za-z0-9]{1,8})(?::\d+){1,2}(?=[\s:),'\"]|$)|(\.[A-Za-z0-9]{1,8})\(\d+,\d+\)")
+_PY_LINE = re.compile(r",? line \d+(?:, column \d+)?")
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_#])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
+_SPACE = re.compile(r"\s+")
+
+
+def _relative_path(match: re.Match[str], workspace: str) -> str:
+    path = match.group(1)
+    root = workspace.rstrip("/")
+    if root and path.startswith(root + "/"):
+        return path[len(root) + 1 :]
+    return "<path>"
+
+
+def normalize_error(line: str, *, workspace: str | None = None, limit: int = 200) -> str:
+    """The normalized form of one error line (see the module docstring for the rules)."""
+    text = _ANSI.sub("", line)
+    text = _SPACE.sub(" ", text).strip()
+    text = _ABS_PATH.sub(lambda m: _relative_path(m, workspace or ""), text)
+    text = _WIN_PATH.sub("<path>", text)
+    text = _POSITION.sub(lambda m: m.group(1) or m.group(2), text)
+    text = _PY_LINE.sub("", text)
+    text = _HEX.sub("0x#", text)
+    text = _NUMBER.sub("#", text)
+    text = _SPACE.sub(" ", text).strip()
+    return text[:limit].rstrip()
+
+
+# --- shapes -----------------------------------------------------------------------------------------
+_EXC_NAME = r"(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)"
+_PY_EXC_LINE = re.compile(
+    rf"^({_EXC_NAME}|StopIteration|KeyboardInterrupt|SystemExit|AssertionError)(?::\s.*)?$"
+)
+_TRACEBACK = "Traceback (most recent call last):"
+_PYTEST_E = re.compile(r"^E {2,}(\S.*)$")
+_PYTEST_SHORT = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+|\S+\.py)(?: - (.+))?$")
+_UNITTEST = re.compile(r"^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)")
+_JS_ERROR = re.compile(rf"^\s*(?:Uncaught )?((?:{_EXC_NAME}|Error)(?: \[[A-Z_]+\])?: .+)$")
+_JEST_BULLET = re.compile(r"^\s*● (?!Console\b)(.+›.+|[^:]+)$")
+_TS_ERROR = re.compile(r"\berror (TS\d+): (.+)$")
+_GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)")
+_PANIC = re.compile(r"^panic: (.+)$")
+_GO_COMPILE = re.compile(r"^(\S+\.go):\d+(?::\d+)?: (.+)$")
+_RUST_ERROR = re.compile(r"^(error(?:\[E\d{4}\])?: .+)$")
+_RUST_PANIC = re.compile(r"^thread '([^']+)' panicked at (?:'(.+)', )?([^\s:]+(?::\d+)*):?\s*(.*)$")
+_JAVA_EXC = re.compile(r"^(Exception in thread \"[^\"]+\" .+)$")
+_MAVEN_FAIL = re.compile(r"^\[ERROR\]\s+(?:Failures|Errors):\s*$|^\[ERROR\]\s+([\w.$]+[.#]\w+:\d+ .+)$")
+_C_ERROR = re.compile(r"^(\S+?\.\w+):\d+(?::\d+)?: (?:fatal )?error: (.+)$")
+_CMD_NOT_FOUND = re.compile(r"^(?:\S*sh: (?:line \d+: |\d+: )?)?(\S+): (?:command not found|not found)$")
+_NO_SUCH_FILE = re.compile(r"^(.+): (?:can't open file .+?: \[Errno 2\] )?No such file or directory$")
+_PY_NO_SUCH = re.compile(r"^(\S+: can't open file .+: \[Errno 2\] No such file or directory)$")
+_NODE_ASSERT = re.compile(r"^\s*error: '(.+)'$")
+_MAKE_ERROR = re.compile(r"^make(?:\[\d+\])?: \*\*\* .+ Error \d+$")
+_GENERIC_ERROR = re.compile(r"^(?:Error|ERROR|error|fatal): (.{3,})$")
+
+
+def _python_tracebacks(lines: list[str], out: list[tuple[int, str]]) -> None:
+    """The exception line ending each ``Traceback`` block (chained causes each yield their own)."""
+    for index, line in enumerate(lines):
+        if line.strip() != _TRACEBACK:
+            continue
+        indent = len(line) - len(line.lstrip())
+        for j in range(index + 1, min(len(lines), index + 400)):
+            candidate = lines[j]
+            stripped = candidate.strip()
+            if not stripped:
+                continue
+            if len(candidate) - len(candidate.lstrip()) > indent or stripped.startswith(("File ", "^", "~")):
+                continue
+            if _PY_EXC_LINE.match(stripped):
+                out.append((j, stripped))
+            break
+
+
+def find_errors(text: str) -> list[str]:
+    """Raw error signatures of one tool output, in order of appearance (not yet normalized)."""
+    lines = _ANSI.sub("", text).replace("\r\n", "\n").split("\n")
+    found: list[tuple[int, str]] = []
+    _python_tracebacks(lines, found)
+    in_e_block = False
+    for index, raw in enumerate(lines):
+        line = raw.rstrip()
+        stripped = line.strip()
+        if not stripped:
+            in_e_block = False
+            continue
+        pytest_e = _PYTEST_E.match(line)
+        if pytest_e:
+            if not in_e_block:
+                found.append((index, pytest_e.group(1)))
+            in_e_block = True
+            continue
+        in_e_block = False
+        signature = _match_line(line, stripped, lines, index)
+        if signature:
+            found.append((index, signature))
+    found.sort(key=lambda item: item[0])
+    return [signature for _, signature in found]
+
+
+def _match_line(line: str, stripped: str, lines: list[str], index: int) -> str | None:
+    """The signature a single line carries, if its shape is an error's."""
+    match: re.Match[str] | None
+    if match := _PYTEST_SHORT.match(stripped):
+        return stripped[len(stripped.split(" ", 1)[0]) + 1 :] if match.group(2) else stripped
+    if match := _UNITTEST.match(stripped):
+        return stripped.split(" ", 1)[0] + f" {match.group(1)} ({match.group(2)})"
+    if match := _TS_ERROR.search(stripped):
+        return f"error {match.group(1)}: {match.group(2)}"
+    if match := _GO_FAIL.match(line):
+        return f"--- FAIL: {match.group(1)}"
+    if match := _PANIC.match(stripped):
+        return stripped
+    if match := _RUST_PANIC.match(stripped):
+        message = match.group(2) or match.group(4)
+        if not message and index + 1 < len(lines):
+            message = lines[index + 1].strip()
+        return f"thread '{match.group(1)}' panicked at {match.group(3)}: {message}".rstrip(": ")
+    if match := _C_ERROR.match(stripped):
+        return f"{match.group(1)}: error: {match.group(2)}"
+    if match := _GO_COMPILE.match(stripped):
+        return f"{match.group(1)}: {match.group(2)}"
+    if match := _RUST_ERROR.match(stripped):
+        if stripped.startswith("error: test failed") or stripped.startswith("error: could not compile"):
+            return None
+        return stripped
+    if match := _JAVA_EXC.match(stripped):
+        return stripped
+    if (match := _MAVEN_FAIL.match(stripped)) and match.group(1):
+        return match.group(1)
+    if match := _CMD_NOT_FOUND.match(stripped):
+        return f"{match.group(1)}: command not found"
+    if match := _PY_NO_SUCH.match(stripped):
+        return stripped
+    if match := _NO_SUCH_FILE.match(stripped):
+        return stripped
+    if match := _NODE_ASSERT.match(line):
+        return match.group(1)
+    if match := _JS_ERROR.match(line):
+        text = match.group(1)
+        if line.startswith((" ", "\t")) and not text.startswith(
+            ("AssertionError", "TypeError", "ReferenceError")
+        ):
+            return None
+        return text
+    if match := _JEST_BULLET.match(line):
+        return f"● {match.group(1).strip()}"
+    if match := _GENERIC_ERROR.match(stripped):
+        return stripped
+    return None
+
+
+def add_signature(kept: list[str], candidate: str, limit: int) -> None:
+    """Add ``candidate`` unless it repeats a kept one; a longer form replaces a shorter one in place."""
+    if not candidate:
+        return
+    for index, existing in enumerate(kept):
+        if candidate == existing or candidate in existing:
+            return
+        if existing in candidate:
+            kept[index] = candidate
+            return
+    if len(kept) < limit:
+        kept.append(candidate)
+
+
+def error_type(signature: str) -> str | None:
+    """The error's type name or code (``ValueError``, ``E0308``, ``TS2345``) when it has one."""
+    if match := re.search(r"\b(E\d{4}|TS\d+)\b", signature):
+        return match.group(1)
+    if match := re.search(rf"(?:^|[\s-])({_EXC_NAME})\b", signature):
+        return match.group(1).rsplit(".", 1)[-1]
+    if signature.startswith("panic:") or "panicked at" in signature:
+        return "panic"
+    return None

@@ -1,0 +1,107 @@
+"""``extract``: one turn event in, one fix entry (or the reason for none) out.
+
+Pure: no Redis, no files, no clock. Every stored string passes through ``store.redact.redact``. The work
+is bounded by ``Limits`` (see ``limits``), so a turn with 10,000 tool events or a 10 MB output costs a
+bounded amount of time and memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ingest.schema import ToolEvent, TurnEvent
+from store.entry import FixEntry, TestRun, entry_id
+from store.redact import redact
+from workers.extraction.errors import add_signature, find_errors, normalize_error
+from workers.extraction.files import collect_files
+from workers.extraction.limits import Limits, clip, scan_window, select_events
+from workers.extraction.outcome import decide, last_run
+from workers.extraction.paths import PathResolver
+from workers.extraction.shell import reads_only
+from workers.extraction.solution import solution_text, tags_for
+from workers.extraction.tools import Family, family_of, shell_command_of
+
+# Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
+EXTRACTOR_VERSION = "fixmem-extract/1"
+
+
+class SkipReason(StrEnum):
+    """Why a turn produced no entry."""
+
+    NO_FILES = "skipped_no_files"
+    DISABLED = "skipped_disabled"
+    NO_OWNER = "skipped_no_owner"
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """The entry, or ``None`` with the reason (exactly one of the two is set)."""
+
+    entry: FixEntry | None
+    skip: SkipReason | None
+
+
+def _mines_errors(event: ToolEvent) -> bool:
+    """Outputs that can hold errors: commands that ran something (not reads, edits or file listings)."""
+    family = family_of(event.tool, event.input)
+    if family in {Family.READ, Family.EDIT, Family.WRITE, Family.PATCH}:
+        return False
+    if family is Family.SHELL:
+        command = shell_command_of(event.input)
+        return bool(command) and not reads_only(command[:20_000])
+    return True
+
+
+def collect_errors(events: Sequence[ToolEvent], workspace: str, limits: Limits) -> list[str]:
+    """Normalized, deduplicated error signatures in first-seen order, at most ``limits.max_errors``."""
+    kept: list[str] = []
+    for event in events:
+        if not event.output or not _mines_errors(event):
+            continue
+        for raw in find_errors(scan_window(event.output, limits)):
+            signature = normalize_error(raw, workspace=workspace, limit=limits.max_error_chars)
+            add_signature(kept, signature, limits.max_errors)
+    return kept
+
+
+def _task(event: TurnEvent, limits: Limits) -> str:
+    return " ".join(clip(event.user_message, limits.max_task_chars * 4).split())[: limits.max_task_chars]
+
+
+def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()) -> Extracted:  # noqa: B008
+    """The fix entry of a turn, or why there is none (disabled, no owner, no file touched)."""
+    if not enabled:
+        return Extracted(entry=None, skip=SkipReason.DISABLED)
+    if not event.owner.strip():
+        return Extracted(entry=None, skip=SkipReason.NO_OWNER)
+    events = select_events(event.tool_events, limits)
+    resolver = PathResolver.for_event(event.workspace, event.project_key)
+    touched = collect_files(events, resolver, limits)
+    if not touched.files:
+        return Extracted(entry=None, skip=SkipReason.NO_FILES)
+    errors = collect_errors(events, resolver.workspace, limits)
+    run = last_run(events, limits)
+    tests, outcome = decide(run, event.harness_meta)
+    if tests is not None:
+        tests = TestRun(command=redact(tests.command), ok=tests.ok, summary=redact(tests.summary))
+    runner = run.runner if run is not None and event.harness_meta.tests is None else None
+    files = [redact(p) for p in touched.files]
+    entry = FixEntry(
+        id=entry_id(event.owner, event.project_key, event.event_id),
+        ts=event.ts,
+        project=redact(event.project_key),
+        task=redact(_task(event, limits)),
+        files=files,
+        symbols=[redact(s) for s in touched.symbols],
+        errors=[redact(e) for e in errors],
+        tests=tests,
+        outcome=outcome,
+        solution=redact(solution_text(files, tests, event.round_texts[-50:], limits.max_solution_chars)),
+        tags=[redact(t) for t in tags_for(files, runner, errors, outcome)],
+        commit=redact(event.harness_meta.commit) if event.harness_meta.commit else None,
+        event_id=event.event_id,
+        extractor=EXTRACTOR_VERSION,
+    )
+    return Extracted(entry=entry, skip=None)

@@ -1,0 +1,57 @@
+"""File paths as stored: relative to the workspace, normalized, and never scratch locations.
+
+Pure. ``PathResolver.resolve`` answers the one question every file source asks: "this path, written from
+this working directory: which project file is it?" — or ``None`` for ``/dev/null``, temp dirs, paths
+outside the workspace, globs and shell variables.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+# Absolute prefixes that never hold project files.
+_SCRATCH_PREFIXES = ("/dev/", "/proc/", "/sys/", "/tmp/", "/var/tmp/", "/private/tmp/", "/run/")
+_SCRATCH_EXACT = {"/dev/null", "/tmp", "/var/tmp", "NUL", "nul"}
+_UNRESOLVABLE = re.compile(r"[*?\[\]{}$`<>|;&\x00\n]|^~|^-")
+_WINDOWS_ABS = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+@dataclass(frozen=True)
+class PathResolver:
+    """Resolves written paths against the workspace (absolute, or empty when unknown)."""
+
+    workspace: str = ""
+
+    @classmethod
+    def for_event(cls, workspace: str, project_key: str) -> PathResolver:
+        """The workspace, else the project key when it is an absolute path, else none."""
+        root = workspace or (project_key if project_key.startswith("/") else "")
+        root = posixpath.normpath(root) if root else ""
+        return cls(workspace="" if root in {"", "/", "."} else root)
+
+    def absolute(self, path: str, cwd: str | None = None) -> str:
+        """``path`` joined to ``cwd`` (or the workspace) and normalized; relative when neither is known."""
+        path = path.strip().strip("\"'")
+        base = cwd or self.workspace
+        joined = path if path.startswith("/") or not base else posixpath.join(base, path)
+        return posixpath.normpath(joined) if joined else joined
+
+    def resolve(self, path: str, cwd: str | None = None) -> str | None:
+        """The project-relative form of ``path``, or ``None`` when it is not a project file."""
+        path = path.strip().strip("\"'").replace("\\ ", " ")
+        if not path or _UNRESOLVABLE.search(path) or _WINDOWS_ABS.match(path):
+            return None
+        full = self.absolute(path, cwd)
+        if full in _SCRATCH_EXACT or full.startswith(_SCRATCH_PREFIXES):
+            return None
+        if full.startswith("/"):
+            if not self.workspace:
+                return full
+            if full == self.workspace or not full.startswith(self.workspace.rstrip("/") + "/"):
+                return None
+            full = full[len(self.workspace.rstrip("/")) + 1 :]
+        if full in {"", ".", ".."} or full.startswith("../") or full.endswith("/"):
+            return None
+        return full

@@ -1,0 +1,276 @@
+"""What a shell command line does to files: writes, creations, deletions, reverts and applied patches.
+
+Pure. Input: the command text and the working directory it starts in. Output: ``FileOp``s in execution
+order (paths raw, each with the directory it was written from) and the directory the line ends in.
+Recognized writers: redirections (``>``, ``>>``, ``&>``, ``N>``), ``tee``, ``sed -i``, ``perl -i``, ``cp``,
+``mv``, ``install``, ``touch``, ``rm``, ``git rm|mv|checkout --|restore``, ``git apply`` / ``patch`` (with
+the patch's files, from a heredoc, a here-string, a ``<`` file or a patch file written earlier in the turn),
+``python`` code (``-c`` or a heredoc) that calls ``open(…, "w")`` or ``Path(…).write_text``, and
+SWE-agent's ``create FILE``. Everything else writes nothing.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from workers.extraction.diffs import parse_patch
+from workers.extraction.shell import Command, parse_commands, unwrap
+
+_PY_OPEN = re.compile(
+    r"""open\(\s*(?:r|f|rb|b)?(['"])([^'"\n]+)\1\s*,\s*(?:mode\s*=\s*)?(['"])([^'"]*[wax+][^'"]*)\3"""
+)
+_PY_PATH_WRITE = re.compile(r"""Path\(\s*(['"])([^'"\n]+)\1\s*\)\s*\.\s*write_(?:text|bytes)\(""")
+_PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?$")
+_SED_VALUE_FLAGS = {"-e", "--expression", "-f", "--file", "-l", "--line-length"}
+_PERL_VALUE_FLAGS = {"-e", "-E", "-M", "-m", "-I", "-x"}
+
+
+@dataclass(frozen=True)
+class FileOp:
+    """One effect on one file. ``kind``: create | write | delete | revert."""
+
+    kind: str
+    path: str
+    cwd: str | None = None
+
+
+@dataclass
+class ShellEffects:
+    """The file effects of one command line and the working directory it leaves."""
+
+    ops: list[FileOp] = field(default_factory=list)
+    cwd: str | None = None
+    contents: dict[str, str] = field(default_factory=dict)  # files written whole from a heredoc
+
+
+def _positionals(args: list[str], value_flags: set[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    only_positional = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif only_positional or not arg.startswith("-") or arg == "-":
+            out.append(arg)
+        elif arg == "--":
+            only_positional = True
+        elif arg in value_flags:
+            skip = True
+    return out
+
+
+def _sed_files(args: list[str]) -> list[str]:
+    in_place = any(
+        a == "-i" or a.startswith(("-i", "--in-place")) or re.match(r"^-[nEsrzu]*i", a) for a in args
+    )
+    if not in_place:
+        return []
+    has_script_flag = any(
+        a in {"-e", "--expression", "-f", "--file"} or a.startswith("--expression=") for a in args
+    )
+    files: list[str] = []
+    skip = False
+    script_seen = has_script_flag
+    for index, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg in _SED_VALUE_FLAGS:
+            skip = True
+        elif arg == "-i" and index + 1 < len(args) and args[index + 1] == "":
+            skip = True  # BSD sed: -i '' (empty backup suffix)
+        elif arg.startswith("-") and arg != "-":
+            continue
+        elif not script_seen:
+            script_seen = True
+        elif arg:
+            files.append(arg)
+    return files
+
+
+def _perl_files(args: list[str]) -> list[str]:
+    if not any(re.match(r"^-[a-zA-Z]*i", a) for a in args):
+        return []
+    files: list[str] = []
+    skip = False
+    script_seen = any(a in {"-e", "-E"} or re.match(r"^-[a-zA-Z]*[eE]$", a) for a in args)
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _PERL_VALUE_FLAGS or re.match(r"^-[a-zA-Z]*[eE]$", arg):
+            skip = True
+        elif arg.startswith("-"):
+            continue
+        elif not script_seen:
+            script_seen = True
+        else:
+            files.append(arg)
+    return files
+
+
+def _python_writes(code: str) -> list[str]:
+    paths = [m.group(2) for m in _PY_OPEN.finditer(code)]
+    paths += [m.group(2) for m in _PY_PATH_WRITE.finditer(code)]
+    return paths
+
+
+def _patch_text(cmd: Command, args: list[str], contents: Mapping[str, str], cwd: str | None) -> str:
+    if cmd.stdin:
+        return cmd.stdin
+    candidates = [t for op, t in cmd.redirects if op == "<"]
+    candidates += [a for a in args if not a.startswith("-")]
+    if "-i" in args and args.index("-i") + 1 < len(args):
+        candidates.append(args[args.index("-i") + 1])
+    for candidate in candidates:
+        key = _join(cwd, candidate)
+        if key in contents:
+            return contents[key]
+    return ""
+
+
+def _join(cwd: str | None, path: str) -> str:
+    return posixpath.normpath(posixpath.join(cwd, path)) if cwd and not path.startswith("/") else path
+
+
+def _cp_mv_targets(args: list[str]) -> tuple[list[str], str | None]:
+    target_dir = None
+    if "-t" in args and args.index("-t") + 1 < len(args):
+        target_dir = args[args.index("-t") + 1]
+    positionals = _positionals(args, {"-t", "-S", "--suffix", "-m", "--mode", "-o", "-g"})
+    if target_dir is not None:
+        return positionals, target_dir
+    if len(positionals) < 2:
+        return [], None
+    *sources, dest = positionals
+    if len(sources) > 1 or dest.endswith("/") or dest in {".", ".."}:
+        return sources, dest
+    return sources, None if dest is None else "\x00" + dest
+
+
+def _copy_ops(kind_src: str | None, args: list[str], cwd: str | None) -> list[FileOp]:
+    sources, dest = _cp_mv_targets(args)
+    ops: list[FileOp] = []
+    for src in sources:
+        if kind_src:
+            ops.append(FileOp(kind_src, src, cwd))
+    if dest is None:
+        return ops
+    if dest.startswith("\x00"):
+        ops.append(FileOp("create", dest[1:], cwd))
+    else:
+        ops.extend(
+            FileOp("create", posixpath.join(dest, posixpath.basename(s.rstrip("/"))), cwd) for s in sources
+        )
+    return ops
+
+
+def _git_ops(args: list[str], cmd: Command, contents: Mapping[str, str], cwd: str | None) -> list[FileOp]:
+    sub = args[0] if args else ""
+    rest = args[1:]
+    if sub == "rm":
+        return [FileOp("delete", p, cwd) for p in _positionals(rest, set())]
+    if sub == "mv":
+        return _copy_ops("delete", rest, cwd)
+    if sub == "checkout" and "--" in rest:
+        return [FileOp("revert", p, cwd) for p in rest[rest.index("--") + 1 :]]
+    if sub == "restore" and ("--staged" not in rest or "--worktree" in rest):
+        return [FileOp("revert", p, cwd) for p in _positionals(rest, {"-s", "--source"})]
+    if sub == "apply" and not {"--check", "--stat", "--numstat", "--summary"} & set(rest):
+        return _patch_ops(_patch_text(cmd, rest, contents, cwd), cwd)
+    return []
+
+
+def _patch_ops(text: str, cwd: str | None) -> list[FileOp]:
+    ops: list[FileOp] = []
+    for diff in parse_patch(text):
+        if diff.old_path and diff.status == "renamed":
+            ops.append(FileOp("delete", diff.old_path, cwd))
+        kind = {"added": "create", "deleted": "delete"}.get(diff.status, "write")
+        ops.append(FileOp(kind, diff.path, cwd))
+    return ops
+
+
+def _command_ops(cmd: Command, contents: dict[str, str], cwd: str | None) -> list[FileOp]:
+    argv = unwrap(cmd.argv)
+    ops: list[FileOp] = []
+    for op, target in cmd.redirects:
+        bare = op.lstrip("0123456789")
+        if bare in {">", ">|", "&>"} or (bare == ">>" and not op[:1].isdigit()) or bare == "&>>":
+            ops.append(FileOp("write" if ">>" in op else "create", target, cwd))
+            if bare in {">", ">|"} and cmd.stdin is not None and argv[:1] == ["cat"]:
+                contents[_join(cwd, target)] = cmd.stdin
+        elif op[:1].isdigit() and bare in {">", ">>"}:
+            ops.append(FileOp("create", target, cwd))
+    if not argv:
+        return ops
+    program, args = argv[0].rsplit("/", 1)[-1], argv[1:]
+    if program == "tee":
+        kind = "write" if {"-a", "--append"} & set(args) else "create"
+        ops.extend(FileOp(kind, p, cwd) for p in _positionals(args, set()))
+        if cmd.stdin is not None and kind == "create":
+            for p in _positionals(args, set()):
+                contents[_join(cwd, p)] = cmd.stdin
+    elif program in {"sed", "gsed"}:
+        ops.extend(FileOp("write", p, cwd) for p in _sed_files(args))
+    elif program == "perl":
+        ops.extend(FileOp("write", p, cwd) for p in _perl_files(args))
+    elif program in {"cp", "install"}:
+        ops.extend(_copy_ops(None, args, cwd))
+    elif program == "mv":
+        ops.extend(_copy_ops("delete", args, cwd))
+    elif program == "touch":
+        ops.extend(FileOp("create", p, cwd) for p in _positionals(args, {"-d", "-r", "-t"}))
+    elif program in {"rm", "unlink"}:
+        ops.extend(FileOp("delete", p, cwd) for p in _positionals(args, set()))
+    elif program == "git":
+        git_args = list(args)
+        while git_args and git_args[0].startswith("-"):
+            flag = git_args.pop(0)
+            if flag in {"-C", "-c"} and git_args:
+                git_args.pop(0)
+        ops.extend(_git_ops(git_args, cmd, contents, cwd))
+    elif program == "patch" and "--dry-run" not in args:
+        ops.extend(_patch_ops(_patch_text(cmd, args, contents, cwd), cwd))
+    elif program == "create" and len(args) == 1:
+        ops.append(FileOp("create", args[0], cwd))
+    elif _PYTHON.match(program):
+        code = args[args.index("-c") + 1] if "-c" in args and args.index("-c") + 1 < len(args) else None
+        if code is None and (not args or args[0] == "-") and cmd.stdin:
+            code = cmd.stdin
+        if code:
+            ops.extend(FileOp("write", p, cwd) for p in _python_writes(code))
+    elif program in {"bash", "sh", "zsh"} and "-c" in args and args.index("-c") + 1 < len(args):
+        nested = shell_effects(args[args.index("-c") + 1], cwd, contents)
+        ops.extend(nested.ops)
+    return ops
+
+
+def shell_effects(text: str, cwd: str | None = None, contents: dict[str, str] | None = None) -> ShellEffects:
+    """The file effects of a command line, in order; ``contents`` carries heredoc files across calls."""
+    effects = ShellEffects(cwd=cwd, contents={} if contents is None else contents)
+    for cmd in parse_commands(text):
+        argv = unwrap(cmd.argv)
+        if argv[:1] in (["cd"], ["pushd"]):
+            target = next((a for a in argv[1:] if not a.startswith("-")), None)
+            if target and not any(c in target for c in "$`~*"):
+                effects.cwd = _join(effects.cwd, target) if effects.cwd or target.startswith("/") else None
+            continue
+        effects.ops.extend(_command_ops(cmd, effects.contents, effects.cwd))
+    return effects
+
+
+def python_effects(code: str, cwd: str | None = None) -> list[FileOp]:
+    """Files a Python cell writes (``open(…, "w")``, ``Path(…).write_text``) or edits through
+    OpenHands agent skills (``edit_file_by_replace``, ``insert_content_at_line``, ``append_file``,
+    ``create_file``)."""
+    ops = [FileOp("write", p, cwd) for p in _python_writes(code)]
+    for match in re.finditer(
+        r"""\b(edit_file_by_replace|insert_content_at_line|append_file|create_file|edit_file)\(\s*"""
+        r"""(?:file_name\s*=\s*)?(['"])([^'"\n]+)\2""",
+        code,
+    ):
+        ops.append(FileOp("create" if match.group(1) == "create_file" else "write", match.group(3), cwd))
+    return ops
