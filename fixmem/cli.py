@@ -6,11 +6,16 @@ from collections.abc import Sequence
 
 import click
 
+from fixmem.notes_cli import notes
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="fixmem")
 def cli() -> None:
     """Fix memory for coding agents."""
+
+
+cli.add_command(notes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

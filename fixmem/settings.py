@@ -46,6 +46,7 @@ class Settings(BaseModel):
     fix_memory_prompt_budget_tokens: int = Field(default=600, ge=50, le=20_000)
     fix_memory_auto_recall: bool = True
     rotation_cap: int = Field(default=500, ge=1)
+    notes_ceiling: int = Field(default=40, ge=0)  # notes of .fixmem/memory.md that reach the prompt
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

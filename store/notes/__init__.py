@@ -6,7 +6,7 @@ and the known commits, and writes; nothing here touches a file, a clock or a sub
 
 from __future__ import annotations
 
-from store.notes.errors import NoteRejected, NotesError
+from store.notes.errors import MemoryUnreadable, NoteRejected, NotesError
 from store.notes.grammar import (
     KIND_MEANINGS,
     KINDS,
@@ -30,6 +30,7 @@ __all__ = [
     "Kind",
     "Malformed",
     "MemoryFile",
+    "MemoryUnreadable",
     "Note",
     "NoteRejected",
     "NotesError",

@@ -1,0 +1,251 @@
+"""``fixmem notes add|check`` against real git repositories made in the test."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixmem.cli import main
+from store.notes import parse_memory
+
+MEMORY = Path(".fixmem") / "memory.md"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Git without the machine's config (signing, hooks) and with a fixed identity."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Test")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "test@example.com")
+    monkeypatch.delenv("FIXMEM_WORKSPACE", raising=False)
+    monkeypatch.delenv("FIXMEM_NOTES_CEILING", raising=False)
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def commit(repo: Path, name: str) -> str:
+    (repo / name).write_text(name)
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "-m", f"add {name}")
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    commit(path, "a.txt")
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def check_json(capsys: pytest.CaptureFixture[str], repo: Path) -> tuple[int, dict[str, Any]]:
+    code, out, _ = run(capsys, "notes", "check", "--workspace", str(repo), "--format", "json")
+    return code, json.loads(out)
+
+
+def test_add_stamps_today_and_the_git_head(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = date.today()
+    code, out, err = run(
+        capsys,
+        "notes", "add", "--workspace", str(repo), "--kind", "gotcha",
+        "--subject", "make test needs go generate first", "--body", "the generated files go stale.",
+    )  # fmt: skip
+    after = date.today()
+    assert code == 0, err
+    short = git(repo, "rev-parse", "--short", "HEAD")
+    text = (repo / MEMORY).read_text()
+    assert text in {
+        "## gotcha: make test needs go generate first\n"
+        f"<!-- learned {day.isoformat()} · commit {short} -->\n"
+        "\n"
+        "the generated files go stale.\n"
+        for day in (before, after)
+    }
+    assert f"{repo / MEMORY}:1" in out
+    assert err == ""
+
+
+def test_add_appends_after_hand_written_text(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / MEMORY).parent.mkdir()
+    (repo / MEMORY).write_text("# Memory\n\n## decision: use orjson\nit is fast")  # no final newline
+    code, out, _ = run(
+        capsys, "notes", "add", "-w", str(repo), "-k", "convention", "-s", "errors carry the path"
+    )
+    assert code == 0
+    memory = parse_memory((repo / MEMORY).read_text())
+    assert memory.malformed == ()
+    assert [(n.kind, n.subject, n.body) for n in memory.notes] == [
+        ("decision", "use orjson", "it is fast"),
+        ("convention", "errors carry the path", ""),
+    ]
+    header_line = memory.notes[1].line
+    assert out.strip().endswith(f"{repo / MEMORY}:{header_line}")
+    assert (repo / MEMORY).read_text().split("\n")[header_line - 1] == "## convention: errors carry the path"
+
+
+@pytest.mark.parametrize(
+    ("kind", "subject", "message"),
+    [
+        ("diary", "what I did today", "'diary' is not a kind of note; the kinds are gotcha, decision and"),
+        ("gotcha", "", "the subject is empty"),
+        ("gotcha", "   ", "the subject is empty"),
+    ],
+)
+def test_add_refuses_unknown_kinds_and_empty_subjects(
+    repo: Path, capsys: pytest.CaptureFixture[str], kind: str, subject: str, message: str
+) -> None:
+    code, _, err = run(capsys, "notes", "add", "-w", str(repo), "--kind", kind, "--subject", subject)
+    assert code == 2
+    assert message in err
+    assert not (repo / MEMORY).exists()
+
+
+def test_add_refuses_a_missing_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "notes", "add", "-w", str(tmp_path / "nope"), "-k", "gotcha", "-s", "x")
+    assert code == 2
+    assert "is not a directory" in err
+
+
+def test_add_outside_git_writes_no_commit_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "notes", "add", "-w", str(tmp_path), "-k", "decision", "-s", "no git here")
+    assert code == 0
+    note = parse_memory((tmp_path / MEMORY).read_text()).notes[0]
+    assert note.commit is None and note.learned is not None
+    assert "no git HEAD" in err
+
+
+def test_check_lists_notes_and_passes_when_clean(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "notes", "add", "-w", str(repo), "-k", "gotcha", "-s", "first")
+    run(capsys, "notes", "add", "-w", str(repo), "-k", "decision", "-s", "second")
+    code, out, err = run(capsys, "notes", "check", "-w", str(repo))
+    assert code == 0, err
+    assert "2 note(s), 0 malformed line(s), 0 stale note(s)" in out
+    assert "gotcha" in out and "first" in out and "second" in out
+    assert "stale:" not in out and err == ""
+
+
+def test_check_fails_on_malformed_lines_and_names_them(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / MEMORY).parent.mkdir()
+    (repo / MEMORY).write_text("## gotcha: fine\n\n## diary: today\n## decision:\n")
+    code, _, err = run(capsys, "notes", "check", "-w", str(repo))
+    assert code == 1
+    assert f"malformed: {repo / MEMORY}:3: '## diary: today'" in err
+    assert f"malformed: {repo / MEMORY}:4: '## decision:'" in err
+    assert "2 malformed line(s)" in err
+    code, report = check_json(capsys, repo)
+    assert code == 1
+    assert [(m["line"], m["lost_block"]) for m in report["malformed"]] == [(3, True), (4, True)]
+
+
+def test_check_without_a_memory_file_is_quiet_and_ok(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "notes", "check", "-w", str(repo))
+    assert code == 0
+    assert "no memory file" in out
+
+
+def test_check_names_a_file_that_is_not_utf8(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / MEMORY).parent.mkdir()
+    (repo / MEMORY).write_bytes(b"## gotcha: ok\n\xff\xfe broken\n")
+    code, _, err = run(capsys, "notes", "check", "-w", str(repo))
+    assert code == 1
+    assert f"{repo / MEMORY}:2: not UTF-8" in err
+
+
+def _stale(report: dict[str, Any]) -> dict[str, bool]:
+    return {n["subject"]: n["stale"] for n in report["notes"]}
+
+
+def test_a_note_goes_stale_after_commit_amend(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "notes", "add", "-w", str(repo), "-k", "gotcha", "-s", "before the rewrite")
+    code, report = check_json(capsys, repo)
+    assert (code, _stale(report), report["commits_checked"]) == (0, {"before the rewrite": False}, True)
+
+    git(repo, "commit", "-q", "--amend", "-m", "rewritten")  # the stamped commit is no longer reachable
+    run(capsys, "notes", "add", "-w", str(repo), "-k", "decision", "-s", "after the rewrite")
+    code, report = check_json(capsys, repo)
+    assert code == 0  # stale is reported, not an error
+    assert _stale(report) == {"before the rewrite": True, "after the rewrite": False}
+    code, out, _ = run(capsys, "notes", "check", "-w", str(repo))
+    assert "1 stale note(s)" in out
+    assert "stale: " in out and "before the rewrite" in out.split("stale: ", 1)[1]
+
+
+def test_a_note_goes_stale_after_a_reset_to_a_new_root(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commit(repo, "b.txt")
+    run(capsys, "notes", "add", "-w", str(repo), "-k", "gotcha", "-s", "old history")
+    git(repo, "checkout", "-q", "--orphan", "fresh")
+    git(repo, "commit", "-q", "-m", "new root")
+    git(repo, "branch", "-q", "-D", "main")
+    _, report = check_json(capsys, repo)
+    assert _stale(report) == {"old history": True}
+
+
+def test_nothing_is_marked_when_nothing_could_be_checked(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Outside git: an empty set of known commits, nothing marked.
+    plain = tmp_path / "plain"
+    (plain / ".fixmem").mkdir(parents=True)
+    (plain / MEMORY).write_text("## gotcha: x\n<!-- learned 2026-01-01 · commit 0000000 -->\n")
+    _, report = check_json(capsys, plain)
+    assert (_stale(report), report["commits_checked"]) == ({"x": False}, False)
+
+    # A shallow clone lacks older history by design: checking it would mark every older note.
+    run(capsys, "notes", "add", "-w", str(repo), "-k", "gotcha", "-s", "stamped at the first commit")
+    git(repo, "add", str(MEMORY))
+    git(repo, "commit", "-q", "-m", "memory")
+    commit(repo, "c.txt")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(clone)], check=True)
+    _, report = check_json(capsys, clone)
+    assert (_stale(report), report["commits_checked"]) == ({"stamped at the first commit": False}, False)
+
+
+def test_check_marks_notes_beyond_the_ceiling(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FIXMEM_NOTES_CEILING", "2")
+    for subject in ("one", "two", "three"):
+        run(capsys, "notes", "add", "-w", str(repo), "-k", "convention", "-s", subject)
+    _, report = check_json(capsys, repo)
+    assert [(n["subject"], n["shown"]) for n in report["notes"]] == [
+        ("one", False),
+        ("two", True),
+        ("three", True),
+    ]
+    _, out, _ = run(capsys, "notes", "check", "-w", str(repo))
+    assert "1 older note(s) are beyond the ceiling of 2" in out
+
+
+def test_add_reads_a_multi_line_body_from_stdin(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("first line\n\n    indented trace\n"))
+    code, _, _ = run(capsys, "notes", "add", "-w", str(repo), "-k", "gotcha", "-s", "trace", "--body", "-")
+    assert code == 0
+    assert parse_memory((repo / MEMORY).read_text()).notes[0].body == "first line\n\n    indented trace"
