@@ -1,4 +1,47 @@
 """The per-project JSONL fix log: append, rotation, index, recall, prompt block, stats, forget.
 
-A library with no Redis in it; it imports neither ``ingest`` nor ``workers``.
+A library with no Redis in it; it imports neither ``ingest`` nor ``workers``. Start at ``FixStore``
+(``store.api``); the pure cores are ``tokenize``, ``vectors``, ``index``, ``ranking``, ``reconcile``,
+``history``, ``rotation``, ``staleness``, ``prompt`` and ``stats``; the file I/O is in ``log`` and ``fsio``.
 """
+
+from store.api import AppendResult, FixStore, LockFactory, ReadResult
+from store.entry import OUTCOMES, FixEntry, Outcome, TestRun, entry_id
+from store.errors import InvalidEntry, InvalidKey, StoreError, StoreUnavailable
+from store.history import RegressionRule
+from store.log import Malformed
+from store.paths import normalize_path
+from store.prompt import estimate_tokens, prompt_block
+from store.ranking import DEFAULT_WEIGHTS, RankingWeights
+from store.recall import Recalled
+from store.rotation import RotationPlan, plan_rotation
+from store.stats import Stats
+from store.tokenize import tokenize
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "OUTCOMES",
+    "AppendResult",
+    "FixEntry",
+    "FixStore",
+    "InvalidEntry",
+    "InvalidKey",
+    "LockFactory",
+    "Malformed",
+    "Outcome",
+    "RankingWeights",
+    "ReadResult",
+    "Recalled",
+    "RegressionRule",
+    "RotationPlan",
+    "Stats",
+    "StoreError",
+    "StoreUnavailable",
+    "TestRun",
+    "entry_id",
+    "estimate_tokens",
+    "normalize_path",
+    "plan_rotation",
+    "prompt_block",
+    "tokenize",
+]

@@ -1,0 +1,331 @@
+"""``FixStore``: the store's public face. Thin I/O around the pure cores (one project = one log file).
+
+Every write of a project happens under its lock (``lock_factory(owner, project_key)``; default: flock on
+the sibling ``.lock`` file) and starts by re-validating the cached parse against the file. Readers take
+no lock and change nothing. Parsed logs and their derived views are cached per file, keyed by the file's
+identity (see ``store.log``), so a warm recall parses and tokenizes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from store import log
+from store.entry import ENTRY_ID_PATTERN, FixEntry
+from store.errors import InvalidEntry, InvalidKey, unavailable
+from store.fsio import ensure_dir, flock
+from store.history import RegressionRule, lineage
+from store.log import Malformed, Snapshot
+from store.paths import ROOT_DIR_NAME, ProjectFiles, is_log_file, owner_dir, project_files
+from store.ranking import DEFAULT_WEIGHTS, RankingWeights
+from store.recall import Recalled, recall_view
+from store.reconcile import reconcile
+from store.redact import redact_obj
+from store.rotation import plan_rotation, should_rotate
+from store.stats import Stats, compute_stats
+from store.view import ProjectView
+
+LockFactory = Callable[[str, str], AbstractContextManager[object]]
+DEFAULT_CAP = 500
+CACHE_PROJECTS = 256
+
+_ID_RE = re.compile(ENTRY_ID_PATTERN)
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What one ``append`` did.
+
+    ``added``: the new entries as written (redacted, ``supersedes`` set), in batch order — including any
+    that rotation then dropped at once. ``duplicates``: ids already in the log (or repeated in the batch),
+    skipped. ``dropped``: entries rotation removed (old or new; count them by outcome).
+    ``quarantined``: lines moved to the quarantine file (a torn tail, malformed lines on rewrite).
+    """
+
+    added: list[FixEntry]
+    duplicates: list[str]
+    dropped: list[FixEntry]
+    quarantined: int
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """A project's valid entries (log order), its malformed lines, and whether a write seemed underway."""
+
+    entries: list[FixEntry]
+    malformed: list[Malformed]
+    incomplete_tail: bool = False  # bytes after the last newline (a write in progress, or torn)
+
+
+@dataclass
+class _Cached:
+    snapshot: Snapshot
+    view: ProjectView
+
+
+class FixStore:
+    """Per-project JSONL fix logs under ``<data_dir>/fix_memory/`` (see ``store.paths`` for the layout)."""
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        *,
+        cap: int = DEFAULT_CAP,
+        lock_factory: LockFactory | None = None,
+        weights: RankingWeights = DEFAULT_WEIGHTS,
+        regression_rule: RegressionRule | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """A store rooted at ``data_dir``; nothing is created until the first write.
+
+        ``cap``: most entries kept per project. ``lock_factory(owner, project_key)``: a context manager held
+        around every write of that project (default: flock on the sibling ``.lock`` file; pass a
+        distributed lock on network filesystems). ``weights``: recall ranking. ``clock``: unix seconds.
+        Raises ValueError when ``cap`` is below 1.
+        """
+        if cap < 1:
+            raise ValueError(f"cap must be >= 1, got {cap}")
+        self.data_dir = Path(data_dir)
+        self.root = self.data_dir / ROOT_DIR_NAME
+        self.cap = cap
+        self.weights = weights
+        self._lock_factory = lock_factory
+        self._rule = regression_rule or RegressionRule()
+        self._clock = clock
+        self._cache: OrderedDict[Path, _Cached] = OrderedDict()
+        self._cache_mutex = threading.Lock()
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def _cached(self, files: ProjectFiles) -> _Cached | None:
+        with self._cache_mutex:
+            return self._cache.get(files.log)
+
+    def _load(self, files: ProjectFiles) -> _Cached:
+        """The current parse and view of a project's log, from the cache when the file is unchanged."""
+        cached = self._cached(files)
+        snapshot, extends = log.read_snapshot(files.log, cached.snapshot if cached else None)
+        return self._adopt(files, cached, snapshot, extends)
+
+    def _adopt(
+        self, files: ProjectFiles, cached: _Cached | None, snapshot: Snapshot, extends: bool
+    ) -> _Cached:
+        """Cache ``snapshot`` with its view, reusing the cached view when the log only grew."""
+        if cached is not None and snapshot is cached.snapshot:
+            current = cached
+        elif cached is not None and extends:
+            new = snapshot.entries[len(cached.snapshot.entries) :]
+            index = None if "keyword_lists" in cached.view.__dict__ else log.read_index(files.index)
+            current = _Cached(snapshot, cached.view.extend(new, index=index))
+        else:
+            index = log.read_index(files.index) if snapshot.entries else None
+            current = _Cached(
+                snapshot, ProjectView(snapshot.entries, index=index, regression_rule=self._rule)
+            )
+        self._remember(files.log, current)
+        return current
+
+    def _remember(self, path: Path, value: _Cached) -> None:
+        with self._cache_mutex:
+            self._cache[path] = value
+            self._cache.move_to_end(path)
+            while len(self._cache) > CACHE_PROJECTS:
+                self._cache.popitem(last=False)
+
+    def _files(self, owner: str, project_key: str) -> ProjectFiles:
+        return project_files(self.root, owner, project_key)
+
+    def read(self, owner: str, project_key: str) -> ReadResult:
+        """A project's entries as stored and its malformed lines (line number, reason); no lock taken.
+
+        Raises InvalidKey for an empty owner or project key, StoreUnavailable when the log is unreadable.
+        """
+        snapshot = self._load(self._files(owner, project_key)).snapshot
+        return ReadResult(list(snapshot.entries), snapshot.malformed, incomplete_tail=bool(snapshot.tail))
+
+    def recall(
+        self,
+        owner: str,
+        project_key: str,
+        query: str,
+        *,
+        files: Sequence[str] | None = None,
+        errors: Sequence[str] | None = None,
+        k: int = 5,
+        workspace: str | None = None,
+        now: float | None = None,
+        known_commits: Collection[str] | None = None,
+        weights: RankingWeights | None = None,
+    ) -> list[Recalled]:
+        """Up to ``k`` past fixes relevant to the query, best first, redacted; ``[]`` when none is relevant.
+
+        ``files`` and ``errors`` boost entries that touched the same files or hit the same errors;
+        ``workspace`` normalizes absolute paths and marks entries whose files are gone; ``known_commits``
+        marks entries whose commit is gone. ``now``: unix seconds (default: the clock).
+        Raises InvalidKey, StoreUnavailable.
+        """
+        view = self._load(self._files(owner, project_key)).view
+        return recall_view(
+            view,
+            query,
+            files=files,
+            errors=errors,
+            k=k,
+            workspace=workspace,
+            known_commits=known_commits,
+            now=self._clock() if now is None else now,
+            weights=weights or self.weights,
+        )
+
+    def stats(self, owner: str, project_key: str) -> Stats:
+        """Counts, ratios, top tags, superseded, regressed, malformed, oldest/newest ts and bytes."""
+        cached = self._load(self._files(owner, project_key))
+        view = cached.view
+        identity = cached.snapshot.identity
+        return compute_stats(
+            project_key,
+            view.entries,
+            malformed=cached.snapshot.malformed,
+            superseded=view.superseded,
+            regressed=view.regressed,
+            size_bytes=identity.size if identity else 0,
+        )
+
+    def lineage(self, owner: str, project_key: str, entry_id: str) -> list[FixEntry]:
+        """The supersession chain through ``entry_id``, oldest first, redacted; ``[]`` for an unknown id."""
+        view = self._load(self._files(owner, project_key)).view
+        return [view.redacted(view.rows[e.id]) for e in lineage(view.entries, entry_id)]
+
+    def _owner_logs(self, owner: str) -> Iterator[ProjectFiles]:
+        directory = owner_dir(self.root, owner)
+        try:
+            names = sorted(os.listdir(directory))
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise unavailable(directory, exc) from exc
+        for name in names:
+            if is_log_file(name):
+                yield ProjectFiles(directory, name[: -len(".jsonl")])
+
+    def projects(self, owner: str) -> list[str]:
+        """The raw project keys of ``owner`` that hold at least one entry, sorted."""
+        keys = set()
+        for files in self._owner_logs(owner):
+            entries = self._load(files).snapshot.entries
+            if entries:
+                keys.add(entries[0].project)
+        return sorted(keys)
+
+    # -- writing -------------------------------------------------------------------------------------
+
+    def _lock(self, owner: str, project_key: str, files: ProjectFiles) -> AbstractContextManager[object]:
+        if self._lock_factory is not None:
+            return self._lock_factory(owner, project_key)
+        return flock(files.lock)
+
+    def append(self, owner: str, project_key: str, entries: Sequence[FixEntry]) -> AppendResult:
+        """Append a batch to a project's log: one write and one fsync, whole lines, under the lock.
+
+        Ids already present are skipped; new entries are redacted, reconciled by meaning (``supersedes``)
+        and the log is rotated to ``cap`` (one atomic rewrite instead of the append). The index is refreshed.
+        Raises InvalidKey, InvalidEntry (an entry of another project; nothing written), StoreUnavailable
+        (naming the path; the log is left as it was).
+        """
+        for entry in entries:
+            if entry.project != project_key:
+                raise InvalidEntry(f"entry {entry.id} is for project {entry.project!r}, not {project_key!r}")
+        files = self._files(owner, project_key)
+        ensure_dir(files.directory)
+        with self._lock(owner, project_key, files):
+            return self._append_locked(files, entries)
+
+    def _prepare(self, files: ProjectFiles) -> tuple[_Cached, int]:
+        """Under the lock: the re-validated parse with a torn tail repaired, and lines quarantined."""
+        cached = self._cached(files)
+        snapshot, extends, moved = log.prepare_for_write(
+            files.log, files.quarantine, cached.snapshot if cached else None, now=self._clock()
+        )
+        return self._adopt(files, cached, snapshot, extends), moved
+
+    def _append_locked(self, files: ProjectFiles, entries: Sequence[FixEntry]) -> AppendResult:
+        current, quarantined = self._prepare(files)
+        snapshot, view = current.snapshot, current.view
+        seen = set(snapshot.ids)
+        duplicates: list[str] = []
+        fresh: list[FixEntry] = []
+        for entry in entries:
+            if entry.id in seen:
+                duplicates.append(entry.id)
+                continue
+            seen.add(entry.id)
+            fresh.append(FixEntry.model_validate(redact_obj(entry.model_dump())))
+        if not fresh:
+            return AppendResult([], duplicates, [], quarantined)
+        added = reconcile(view.entries, view.vectors, fresh)
+        grown = view.extend(added)
+        dropped: list[FixEntry] = []
+        if should_rotate(len(grown.entries), self.cap):
+            plan = plan_rotation(grown.entries, self.cap)
+            dropped = plan.drop
+            gone = {e.id for e in plan.drop}
+            rows = [i for i, e in enumerate(grown.entries) if e.id not in gone]
+            raws = [*snapshot.raw, *(log.encode_entry(e) for e in added)]
+            keep = [(grown.entries[i], raws[i]) for i in rows]
+            snapshot, moved = log.rewrite(files.log, files.quarantine, snapshot, keep, now=self._clock())
+            quarantined += moved
+            grown = grown.subset(rows)
+        else:
+            snapshot = log.append_entries(files.log, snapshot, added)
+        self._remember(files.log, _Cached(snapshot, grown))
+        log.write_index(files.index, grown.index_object())
+        return AppendResult(added, duplicates, dropped, quarantined)
+
+    def forget(self, owner: str, entry_id: str) -> bool:
+        """Delete entry ``entry_id`` from whichever of ``owner``'s projects holds it; False if none does.
+
+        An atomic rewrite per project that held it (malformed lines move to quarantine); the index is
+        refreshed. Never touches another owner's files. Raises InvalidKey, StoreUnavailable.
+        """
+        if not owner:
+            raise InvalidKey("owner must not be empty")
+        if not _ID_RE.match(entry_id):
+            return False
+        deleted = False
+        for files in list(self._owner_logs(owner)):
+            snapshot = self._load(files).snapshot
+            if entry_id not in snapshot.ids:
+                continue
+            project_key = next(e.project for e in snapshot.entries if e.id == entry_id)
+            with self._lock(owner, project_key, files):
+                current, _ = self._prepare(files)
+                rows = [i for i, e in enumerate(current.view.entries) if e.id != entry_id]
+                if len(rows) == len(current.view.entries):
+                    continue
+                keep = [(current.snapshot.entries[i], current.snapshot.raw[i]) for i in rows]
+                snapshot, _ = log.rewrite(
+                    files.log, files.quarantine, current.snapshot, keep, now=self._clock()
+                )
+                view = current.view.subset(rows)
+                self._remember(files.log, _Cached(snapshot, view))
+                log.write_index(files.index, view.index_object())
+                deleted = True
+        return deleted
+
+    def repair(self, owner: str, project_key: str) -> int:
+        """Under the lock: repair a torn tail, rewrite the index; returns lines quarantined."""
+        files = self._files(owner, project_key)
+        if not files.log.exists():
+            return 0
+        with self._lock(owner, project_key, files):
+            current, moved = self._prepare(files)
+            log.write_index(files.index, current.view.index_object())
+            return moved

@@ -1,0 +1,141 @@
+"""File primitives of the store: durable append, atomic rewrite, directory fsync, the default flock.
+
+Every ``OSError`` is translated here into ``StoreUnavailable`` naming the path (ENOSPC, EACCES, EROFS…).
+Rewrites are temp file in the same directory + fsync + ``os.replace`` + directory fsync, so a crash or
+a full disk at any point leaves either the old file or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+from store.errors import unavailable
+
+
+def ensure_dir(path: Path) -> None:
+    """Create ``path`` (and parents) if missing; raises StoreUnavailable naming the path."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:  # a file where a directory should be
+        raise unavailable(path, OSError(20, "Not a directory")) from exc
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a directory's entries (a rename, a new file) durable; raises StoreUnavailable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def append_durably(path: Path, data: bytes, *, expected_size: int) -> os.stat_result:
+    """Append ``data`` to ``path`` in one write and one fsync; returns the file's new stat.
+
+    ``expected_size`` is the size the caller saw under the write lock: if the write fails halfway the file
+    is cut back to it, so no torn line is left behind. Raises StoreUnavailable naming the path.
+    """
+    created = not path.exists()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, expected_size)
+                os.fsync(fd)
+            raise unavailable(path, exc) from exc
+        stat = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_dir(path.parent)
+    return stat
+
+
+def replace_atomically(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data``: temp file, fsync, ``os.replace``, directory fsync.
+
+    With ``durable=False`` the two fsyncs are skipped (for derived files such as the index, which are
+    rebuilt when found torn). On any error the temp file is removed, ``path`` is untouched, and
+    StoreUnavailable naming ``path`` is raised.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    try:
+        try:
+            _write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise unavailable(path, exc) from exc
+    if durable:
+        fsync_dir(path.parent)
+
+
+def truncate_durably(path: Path, size: int) -> None:
+    """Cut ``path`` to ``size`` bytes and fsync it; raises StoreUnavailable naming the path."""
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def flock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created if missing) for the ``with`` block.
+
+    flock is per open file description, so it excludes other threads of this process too. It is not
+    trustworthy on network filesystems: pass a distributed lock to ``FixStore`` there.
+    Raises StoreUnavailable naming the path.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise unavailable(path, exc) from exc
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock

@@ -1,0 +1,122 @@
+"""What the log's history says about its entries: supersession, lineages, regressions. Pure.
+
+Everything here is derived at read time from the entries in log order; nothing is rewritten.
+
+- An entry is *superseded* when a later line names it in ``supersedes``. A line can only supersede an
+  earlier line, so a hand-edited cycle cannot hide a whole lineage.
+- A *lineage* is the chain of supersession through an entry, oldest first.
+- A ``fixed`` entry has *regressed* when a later ``partial`` entry shares one of its error signatures or
+  enough of its files (``RegressionRule``): the fix did not hold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from store.entry import FixEntry
+from store.paths import normalize_path
+
+
+@dataclass(frozen=True)
+class RegressionRule:
+    """When a later partial entry counts as a regression of an earlier fix."""
+
+    min_file_jaccard: float = 0.5  # |files ∩| / |files ∪| at or above this, or a shared error signature
+
+
+_NUMBER = re.compile(r"\b(?:0x[0-9a-f]+|\d+(?:\.\d+)?)\b")
+_GENERIC_HEADS = frozenset({"error", "errors", "panic", "fatal", "exception", "warning", "failed", "fail"})
+
+
+def canonical_error(signature: str) -> str:
+    """An error signature as compared: whitespace collapsed, case-folded, standalone numbers as ``#``.
+
+    Extraction already normalizes signatures (``timeout after # seconds``); this makes a raw query
+    error (``timeout after 30 seconds``) meet it. Digits inside identifiers (``py311``) stay.
+    """
+    folded = " ".join(signature.split()).casefold()
+    return _NUMBER.sub(lambda m: "0x#" if m.group().startswith("0x") else "#", folded)
+
+
+def error_type(signature: str) -> str | None:
+    """The error's type (the text before the first colon, canonical), or None when there is none.
+
+    ``ValueError: bad`` → ``valueerror``; ``error[E0308]: mismatched types`` → ``error[e0308]``.
+    Generic heads (``panic: …``, ``error: …``) say nothing about the type and give None.
+    """
+    head, sep, _ = canonical_error(signature).partition(":")
+    head = head.strip()
+    if not sep or not head or len(head) > 80 or head in _GENERIC_HEADS:
+        return None
+    return head
+
+
+def superseded_by(entries: Sequence[FixEntry]) -> dict[str, str]:
+    """``{old id: id of the latest later line that supersedes it}``."""
+    seen: set[str] = set()
+    result: dict[str, str] = {}
+    for entry in entries:
+        target = entry.supersedes
+        if target and target in seen and target != entry.id:
+            result[target] = entry.id
+        seen.add(entry.id)
+    return result
+
+
+def lineage(entries: Sequence[FixEntry], entry_id: str) -> list[FixEntry]:
+    """The supersession chain through ``entry_id``, oldest first; ``[]`` when the id is not present.
+
+    Backwards it follows ``supersedes``; forwards it follows the latest line superseding each link.
+    """
+    by_id = {e.id: e for e in entries}
+    if entry_id not in by_id:
+        return []
+    position = {e.id: i for i, e in enumerate(entries)}
+    successor = superseded_by(entries)
+    chain = [by_id[entry_id]]
+    current = by_id[entry_id]
+    while current.supersedes in by_id and position[current.supersedes] < position[current.id]:
+        current = by_id[current.supersedes]
+        chain.insert(0, current)
+    current_id = entry_id
+    while current_id in successor:
+        current_id = successor[current_id]
+        chain.append(by_id[current_id])
+    return chain
+
+
+def _file_jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def regressions(entries: Sequence[FixEntry], rule: RegressionRule | None = None) -> dict[str, str]:
+    """``{fixed entry id: id of the first later partial entry that shows it regressed}``."""
+    rule = rule or RegressionRule()
+    by_file: dict[str, list[int]] = {}
+    by_error: dict[str, list[int]] = {}
+    files: dict[int, frozenset[str]] = {}
+    result: dict[str, str] = {}
+    for row, entry in enumerate(entries):
+        entry_files = frozenset(filter(None, (normalize_path(f) for f in entry.files)))
+        entry_errors = {canonical_error(x) for x in entry.errors if x.strip()}
+        if entry.outcome == "partial":
+            candidates: set[int] = set()
+            for name in entry_files:
+                candidates.update(by_file.get(name, ()))
+            shared_error = {i for e in entry_errors for i in by_error.get(e, ())}
+            for i in sorted(candidates | shared_error):
+                fixed_id = entries[i].id
+                if fixed_id in result:
+                    continue
+                if i in shared_error or _file_jaccard(files[i], entry_files) >= rule.min_file_jaccard:
+                    result[fixed_id] = entry.id
+        elif entry.outcome == "fixed":
+            files[row] = entry_files
+            for name in entry_files:
+                by_file.setdefault(name, []).append(row)
+            for error in entry_errors:
+                by_error.setdefault(error, []).append(row)
+    return result

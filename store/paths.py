@@ -1,0 +1,120 @@
+"""Where a project's files live, and how paths are compared. Pure: no file is touched here.
+
+Layout (the on-disk contract)::
+
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.jsonl             the fix log
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.index.json        {id: [keywords...]}
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.quarantine.jsonl  lines moved out of the log
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.lock              the default write lock
+
+A safe name is a readable slug of the raw name plus 12 hex of its SHA-256, so ``a/b`` and ``a_b`` never
+share a file, and no raw string (``..``, absolute paths, NUL, 10 kB names, unicode) can address anything
+outside ``fix_memory/``: the result only ever holds ``[A-Za-z0-9._-]``, never starts with a dot, and is
+at most 61 characters long.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from store.errors import InvalidKey
+
+ROOT_DIR_NAME = "fix_memory"
+SLUG_MAX_CHARS = 48
+HASH_HEX_CHARS = 12
+LOG_SUFFIX = ".jsonl"
+INDEX_SUFFIX = ".index.json"
+QUARANTINE_SUFFIX = ".quarantine.jsonl"
+LOCK_SUFFIX = ".lock"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_EDGE = "._-"
+
+
+def safe_name(raw: str, *, what: str = "name") -> str:
+    """A file-name-safe, collision-free form of ``raw``; raises InvalidKey when ``raw`` is empty."""
+    if not raw:
+        raise InvalidKey(f"{what} must not be empty")
+    readable = _UNSAFE.sub("_", raw).strip(_EDGE)[:SLUG_MAX_CHARS].rstrip(_EDGE)
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX_CHARS]
+    return f"{readable}-{digest}" if readable else digest
+
+
+@dataclass(frozen=True)
+class ProjectFiles:
+    """The four files of one project's log (see the module docstring)."""
+
+    directory: Path
+    stem: str
+
+    @property
+    def log(self) -> Path:
+        """The JSONL fix log."""
+        return self.directory / (self.stem + LOG_SUFFIX)
+
+    @property
+    def index(self) -> Path:
+        """The keyword index ``{id: [keywords...]}``."""
+        return self.directory / (self.stem + INDEX_SUFFIX)
+
+    @property
+    def quarantine(self) -> Path:
+        """Where torn and malformed lines go, with their reason."""
+        return self.directory / (self.stem + QUARANTINE_SUFFIX)
+
+    @property
+    def lock(self) -> Path:
+        """The sibling file the default write lock flocks."""
+        return self.directory / (self.stem + LOCK_SUFFIX)
+
+
+def owner_dir(root: Path, owner: str) -> Path:
+    """``root/<owner-safe>``, where ``root`` is ``<DATA_DIR>/fix_memory``."""
+    return root / safe_name(owner, what="owner")
+
+
+def project_files(root: Path, owner: str, project_key: str) -> ProjectFiles:
+    """The files of ``(owner, project_key)`` under ``root`` (``<DATA_DIR>/fix_memory``)."""
+    return ProjectFiles(owner_dir(root, owner), safe_name(project_key, what="project key"))
+
+
+def is_log_file(name: str) -> bool:
+    """Whether a directory entry is a fix log (not its quarantine, index or lock)."""
+    return name.endswith(LOG_SUFFIX) and not name.endswith(QUARANTINE_SUFFIX) and not name.startswith(".")
+
+
+def normalize_path(path: str, workspace: str | None = None) -> str:
+    """One spelling per file: ``./src/x.py``, ``src/x.py`` and ``<workspace>/src/x.py`` give ``src/x.py``.
+
+    Backslashes become slashes, ``.`` and ``..`` segments are resolved lexically, a trailing slash goes.
+    An absolute path outside ``workspace`` (or with no workspace) stays absolute. ``""`` stays ``""``.
+    """
+    text = path.strip().replace("\\", "/")
+    if not text:
+        return ""
+    normalized = posixpath.normpath(text)
+    if workspace:
+        root = posixpath.normpath(workspace.strip().replace("\\", "/"))
+        if root != "/" and (normalized == root or normalized.startswith(root + "/")):
+            normalized = normalized[len(root) + 1 :] or "."
+    if normalized.startswith("//"):  # normpath keeps a leading double slash (POSIX allows it)
+        normalized = "/" + normalized.lstrip("/")
+    return "" if normalized == "." else normalized
+
+
+def path_suffix_match(a: str, b: str) -> bool:
+    """Whether two normalized paths name the same file: equal, or one is a whole-segment tail of the other.
+
+    ``/home/u/app/src/x.py`` matches ``src/x.py`` (an absolute path whose workspace was not known);
+    ``src/x.py`` does not match ``rc/x.py``.
+    """
+    if a == b:
+        return bool(a)
+    if not a or not b:
+        return False
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return long.endswith("/" + short.lstrip("/")) and not short.startswith("/")

@@ -1,0 +1,105 @@
+"""Reconcile by meaning: does a new entry replace a live entry of its project? Pure.
+
+A new entry supersedes a live (not yet superseded) entry when all three hold:
+
+- they mean the same: the hashed-vector cosine of their task + errors is >= ``SUPERSEDE_MIN_COSINE``
+  (``store.vectors``; so "fix login timeout" and "fix the login timeout bug" match, exact text is not
+  needed);
+- they touch the same code: their normalized file sets overlap;
+- the new outcome is at least as good (fixed > partial > unverified): a failed retry never hides a fix.
+
+Among several such entries the closest in meaning wins, then the latest. The old line stays in the log;
+the new one carries ``supersedes: <old id>``. An entry that already names what it supersedes (an import
+of an exported log) is left as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from store.entry import FixEntry, Outcome
+from store.history import superseded_by
+from store.index import meaning_text
+from store.paths import normalize_path
+from store.tokenize import tokenize
+from store.vectors import Matrix, Vector, embed
+
+SUPERSEDE_MIN_COSINE = 0.82
+OUTCOME_RANK: dict[Outcome, int] = {"unverified": 0, "partial": 1, "fixed": 2}
+
+
+def meaning_vector(entry: FixEntry) -> Vector:
+    """The hashed vector of an entry's task + errors."""
+    return embed(tokenize(meaning_text(entry)))
+
+
+def file_set(entry: FixEntry) -> frozenset[str]:
+    """An entry's files, normalized, empties dropped."""
+    return frozenset(filter(None, (normalize_path(f) for f in entry.files)))
+
+
+def choose_superseded(
+    new: FixEntry,
+    cosines: Sequence[float],
+    candidates: Sequence[FixEntry],
+    *,
+    min_cosine: float = SUPERSEDE_MIN_COSINE,
+) -> str | None:
+    """The id of the candidate ``new`` supersedes, or None; ``cosines[i]`` is its cosine to ``candidates[i]``.
+
+    Candidates are the live entries, in log order (a later one wins a tie in meaning).
+    """
+    new_files = file_set(new)
+    best: tuple[float, int] | None = None
+    for row, old in enumerate(candidates):
+        cos = float(cosines[row])
+        if cos < min_cosine or OUTCOME_RANK[new.outcome] < OUTCOME_RANK[old.outcome]:
+            continue
+        if not new_files & file_set(old):
+            continue
+        if best is None or (cos, row) > best:
+            best = (cos, row)
+    return candidates[best[1]].id if best is not None else None
+
+
+def reconcile(
+    existing: Sequence[FixEntry],
+    existing_vectors: Matrix,
+    new: Sequence[FixEntry],
+    *,
+    min_cosine: float = SUPERSEDE_MIN_COSINE,
+) -> list[FixEntry]:
+    """``new`` with ``supersedes`` filled in where one replaces a live entry (existing or earlier in ``new``).
+
+    ``existing`` is the log in order and ``existing_vectors`` its meaning vectors (one row per entry).
+    """
+    if not new:
+        return []
+    new_vectors = np.vstack([meaning_vector(e) for e in new])
+    # Cosine of every new entry against every existing and every new entry: (n + b) x b.
+    cos = np.vstack([existing_vectors @ new_vectors.T, new_vectors @ new_vectors.T])
+    pool: list[FixEntry] = [*existing, *new]
+    hidden = set(superseded_by(existing))
+    alive = np.array([e.id not in hidden for e in existing] + [False] * len(new), dtype=bool)
+    slot_of = {e.id: i for i, e in enumerate(existing)}
+    result: list[FixEntry] = []
+    for j, incoming in enumerate(new):
+        entry = incoming
+        slot = len(existing) + j
+        target = entry.supersedes
+        if target is None:
+            rows = np.flatnonzero(alive[:slot] & (cos[:slot, j] >= min_cosine))
+            target = choose_superseded(
+                entry, cos[rows, j].tolist(), [pool[i] for i in rows], min_cosine=min_cosine
+            )
+            if target is not None:
+                entry = entry.model_copy(update={"supersedes": target})
+        if target is not None and target in slot_of:
+            alive[slot_of[target]] = False
+        alive[slot] = True
+        slot_of[entry.id] = slot
+        pool[slot] = entry
+        result.append(entry)
+    return result

@@ -1,0 +1,47 @@
+"""The rotation decision: which entries a project keeps when it holds more than ``cap``. Pure.
+
+Unverified entries go first (oldest first), then the oldest of the rest. So a fixed or partial entry is
+never dropped while an unverified one remains, and ``keep`` never exceeds ``cap``. Ties on ``ts`` go by
+log position (earlier line first). ``keep`` and ``drop`` keep the log's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from store.entry import FixEntry
+
+
+@dataclass(frozen=True)
+class RotationPlan:
+    """What rotation keeps and what it drops, both in log order."""
+
+    keep: list[FixEntry]
+    drop: list[FixEntry]
+
+
+def should_rotate(count: int, cap: int) -> bool:
+    """Whether a log of ``count`` entries must rotate under ``cap``."""
+    return count > cap
+
+
+def plan_rotation(entries: Sequence[FixEntry], cap: int) -> RotationPlan:
+    """Split ``entries`` (log order) into keep / drop so that at most ``cap`` are kept.
+
+    Raises ValueError when ``cap`` is negative.
+    """
+    if cap < 0:
+        raise ValueError(f"cap must be >= 0, got {cap}")
+    excess = len(entries) - cap
+    if excess <= 0:
+        return RotationPlan(keep=list(entries), drop=[])
+    order = sorted(
+        range(len(entries)),
+        key=lambda i: (entries[i].outcome != "unverified", entries[i].ts, i),
+    )
+    dropped = set(order[:excess])
+    return RotationPlan(
+        keep=[e for i, e in enumerate(entries) if i not in dropped],
+        drop=[e for i, e in enumerate(entries) if i in dropped],
+    )

@@ -1,0 +1,93 @@
+"""The one tokenizer behind the keyword index, recall queries and the hashed vectors. Pure.
+
+Rules, in order:
+
+1. Words are runs of unicode word characters (``\\w+``): paths, dotted names and punctuation split.
+2. A word is split into parts at underscores and at ASCII camelCase boundaries
+   (``getUserById`` → ``get``, ``user``, ``by``, ``id``; ``HTTPServerError`` → ``http``, ``server``,
+   ``error``). A compound word is also kept whole, so identifiers and error type names survive
+   (``ValueError`` → ``valueerror``, ``value``, ``error``; ``get_user`` → ``get_user``, ``get``, ``user``).
+3. Runs of CJK characters (no spaces between words) become overlapping character bigrams
+   (``日本語`` → ``日本``, ``本語``), the usual trick for unsegmented scripts.
+4. Everything is case-folded. Stopwords (English function words and the filler of every task, such as
+   ``fix``, ``bug``, ``please``), one-character tokens and numbers under three digits are dropped.
+
+Order is kept and duplicates are kept (callers that want a set make one).
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"\w+")
+_CJK_RUN = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+_STOPWORD_TEXT = """
+    a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each few for from further
+    had has have having he her here hers him his how i if in into is it its itself just let lets me more
+    most my no nor not now of off on once only or other our ours out over own same she should so some
+    such than that the their theirs them then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your yours
+    fix fixes fixed fixing bug bugs issue issues problem problems please thanks make sure need needs
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+
+
+def _parts(word: str) -> list[str]:
+    """The underscore and camelCase parts of one word, in order, not yet case-folded."""
+    parts: list[str] = []
+    for chunk in word.split("_"):
+        if chunk:
+            parts.extend(_CAMEL_BOUNDARY.sub(" ", chunk).split())
+    return parts
+
+
+def _keep(token: str) -> bool:
+    if len(token) < 2 or token in STOPWORDS:
+        return False
+    return not (token.isdigit() and len(token) < 3)
+
+
+def tokenize(text: str) -> list[str]:
+    """The tokens of ``text`` (see the module docstring for the rules)."""
+    tokens: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if _CJK_RUN.search(word):
+            tokens.extend(_cjk_tokens(word))
+            continue
+        _word_tokens(word, tokens)
+    return tokens
+
+
+def _cjk_tokens(word: str) -> list[str]:
+    """Tokens of a word holding CJK runs: bigrams of each run, the usual rules for the rest."""
+    tokens: list[str] = []
+    for i, piece in enumerate(_CJK_RUN.split(word)):
+        if not piece:
+            continue
+        if i % 2:  # a CJK run (the split pattern's capture group)
+            tokens.extend([piece] if len(piece) == 1 else [piece[j : j + 2] for j in range(len(piece) - 1)])
+        else:
+            _word_tokens(piece, tokens)
+    return tokens
+
+
+def _word_tokens(word: str, tokens: list[str]) -> None:
+    """Append the tokens of one non-CJK word to ``tokens``."""
+    parts = _parts(word)
+    if len(parts) > 1:
+        whole = word.strip("_").casefold()
+        if _keep(whole):
+            tokens.append(whole)
+    for part in parts:
+        folded = part.casefold()
+        if _keep(folded):
+            tokens.append(folded)
+
+
+def unique(tokens: list[str]) -> list[str]:
+    """``tokens`` without repeats, first-seen order kept."""
+    return list(dict.fromkeys(tokens))

@@ -1,0 +1,267 @@
+"""A project's entries with everything recall derives from them, computed once per log version. Pure.
+
+A ``ProjectView`` is built from the entries of one log snapshot (plus the on-disk index when it is
+usable) and caches, lazily: the keyword matrix, the meaning vectors, supersession, regressions, file and
+error lookups, and redacted copies of the entries it has returned. The store keeps one view per log
+file, keyed by the file's identity, so a warm recall does no parsing and no tokenizing of entries.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import cached_property
+from posixpath import basename
+
+import numpy as np
+import numpy.typing as npt
+
+from store.entry import FixEntry
+from store.history import RegressionRule, canonical_error, error_type, regressions, superseded_by
+from store.index import LexicalIndex, keywords, meaning_text, usable_index
+from store.paths import normalize_path, path_suffix_match
+from store.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
+from store.redact import redact_obj
+from store.tokenize import tokenize
+from store.vectors import Matrix, Vector, embed, embed_many
+
+
+def meaning_tokens(entry: FixEntry) -> list[str]:
+    """The tokens of an entry's task + errors (what its meaning vector is made of)."""
+    return tokenize(meaning_text(entry))
+
+
+class VectorBuffer:
+    """Meaning vectors in a buffer that grows by doubling, shared by a view and the views extending it.
+
+    A view uses rows ``[0, n)``; extending writes rows ``n…`` in place when no other view has written
+    past ``n`` yet, else it copies. So an append costs the new rows, not a copy of the whole matrix.
+    """
+
+    def __init__(self, data: Matrix, filled: int) -> None:
+        """``data`` is the storage; rows ``[0, filled)`` hold vectors."""
+        self.data = data
+        self.filled = filled
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, matrix: Matrix) -> VectorBuffer:
+        """A buffer holding exactly ``matrix``'s rows."""
+        return cls(np.ascontiguousarray(matrix, dtype=np.float32), matrix.shape[0])
+
+    def rows(self, n: int) -> Matrix:
+        """The first ``n`` vectors (a view, not a copy)."""
+        return self.data[:n]
+
+    def extended(self, n: int, token_lists: Sequence[Sequence[str]]) -> VectorBuffer:
+        """A buffer whose rows ``[0, n)`` are these and whose next rows embed ``token_lists``."""
+        new = embed_many(token_lists)
+        needed = n + new.shape[0]
+        with self._lock:
+            if self.filled == n and needed <= self.data.shape[0]:
+                self.data[n:needed] = new
+                self.filled = needed
+                return self
+        capacity = max(needed, 2 * self.data.shape[0], 16)
+        data = np.zeros((capacity, self.data.shape[1]), np.float32)
+        data[:n] = self.data[:n]
+        data[n:needed] = new
+        return VectorBuffer(data, needed)
+
+
+class ProjectView:
+    """Derived, cached data over one project's entries (log order)."""
+
+    def __init__(
+        self,
+        entries: Sequence[FixEntry],
+        *,
+        index: object = None,
+        vectors: VectorBuffer | None = None,
+        regression_rule: RegressionRule | None = None,
+    ) -> None:
+        """``index`` is the parsed on-disk index (used if consistent); ``vectors`` seeds meaning vectors."""
+        self.entries = list(entries)
+        self._index = index
+        self._vector_seed = vectors
+        self._regression_rule = regression_rule or RegressionRule()
+        self._redacted: dict[int, FixEntry] = {}
+
+    def extend(self, new: Sequence[FixEntry], *, index: object = None) -> ProjectView:
+        """A view of these entries followed by ``new``, reusing what this view already computed.
+
+        ``index`` is used for the keywords when this view has not computed its own.
+        """
+        if not new:
+            return self
+        if "keyword_lists" in self.__dict__:
+            index = {**self.index_object(), **{e.id: keywords(e) for e in new}}
+        buffer = None
+        if "_vector_buffer" in self.__dict__:
+            buffer = self._vector_buffer.extended(len(self.entries), [meaning_tokens(e) for e in new])
+        return ProjectView(
+            [*self.entries, *new], index=index, vectors=buffer, regression_rule=self._regression_rule
+        )
+
+    def subset(self, rows: Sequence[int]) -> ProjectView:
+        """A view of the entries at ``rows`` (in that order), reusing computed keywords and vectors."""
+        index = None
+        if "keyword_lists" in self.__dict__:
+            index = {self.entries[r].id: self.keyword_lists[r] for r in rows}
+        buffer = None
+        if "_vector_buffer" in self.__dict__:
+            buffer = VectorBuffer.of(self.vectors[list(rows)])
+        return ProjectView(
+            [self.entries[r] for r in rows],
+            index=index,
+            vectors=buffer,
+            regression_rule=self._regression_rule,
+        )
+
+    @cached_property
+    def rows(self) -> dict[str, int]:
+        """``{id: row}``."""
+        return {e.id: i for i, e in enumerate(self.entries)}
+
+    @cached_property
+    def keyword_lists(self) -> list[list[str]]:
+        """Each entry's index keywords, from the on-disk index when usable, else tokenized now."""
+        usable = usable_index(self._index, [e.id for e in self.entries])
+        if usable is not None:
+            return [list(usable[e.id]) for e in self.entries]
+        return [keywords(e) for e in self.entries]
+
+    def index_object(self) -> dict[str, list[str]]:
+        """The on-disk index for these entries."""
+        return {e.id: kw for e, kw in zip(self.entries, self.keyword_lists, strict=True)}
+
+    @cached_property
+    def lexical(self) -> LexicalIndex:
+        """The weighted keyword matrix."""
+        return LexicalIndex(self.keyword_lists)
+
+    @cached_property
+    def _vector_buffer(self) -> VectorBuffer:
+        seed = self._vector_seed
+        if seed is not None and seed.filled >= len(self.entries):
+            return seed
+        return VectorBuffer.of(embed_many([meaning_tokens(e) for e in self.entries]))
+
+    @property
+    def vectors(self) -> Matrix:
+        """Meaning vectors (task + errors), one row per entry."""
+        return self._vector_buffer.rows(len(self.entries))
+
+    @cached_property
+    def superseded(self) -> dict[str, str]:
+        """``{superseded id: id of the entry superseding it}``."""
+        return superseded_by(self.entries)
+
+    @cached_property
+    def live(self) -> npt.NDArray[np.bool_]:
+        """Whether each entry is the newest of its lineage."""
+        return np.array([e.id not in self.superseded for e in self.entries], dtype=bool)
+
+    @cached_property
+    def regressed(self) -> dict[str, str]:
+        """``{fixed id: id of the later partial entry showing it regressed}``."""
+        return regressions(self.entries, self._regression_rule)
+
+    @cached_property
+    def regressed_mask(self) -> npt.NDArray[np.bool_]:
+        """Whether each entry is a regressed fix."""
+        return np.array([e.id in self.regressed for e in self.entries], dtype=bool)
+
+    @cached_property
+    def ts(self) -> FloatArray:
+        """Entry timestamps (unix seconds)."""
+        return np.array([e.ts for e in self.entries], dtype=np.float64)
+
+    @cached_property
+    def outcome_codes(self) -> npt.NDArray[np.int64]:
+        """Outcome code of each entry (``ranking.OUTCOME_CODES``)."""
+        return np.array([OUTCOME_CODES[e.outcome] for e in self.entries], dtype=np.int64)
+
+    @cached_property
+    def _files_by_name(self) -> dict[str, list[tuple[int, str]]]:
+        """``{basename: [(row, normalized path)]}`` for suffix-aware file matching."""
+        table: dict[str, list[tuple[int, str]]] = {}
+        for row, entry in enumerate(self.entries):
+            for path in {normalize_path(f) for f in entry.files} - {""}:
+                table.setdefault(basename(path), []).append((row, path))
+        return table
+
+    @cached_property
+    def _errors(self) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
+        """``({canonical signature: rows}, {error type: rows})``."""
+        by_signature: dict[str, set[int]] = {}
+        by_type: dict[str, set[int]] = {}
+        for row, entry in enumerate(self.entries):
+            for signature in entry.errors:
+                by_signature.setdefault(canonical_error(signature), set()).add(row)
+                kind = error_type(signature)
+                if kind:
+                    by_type.setdefault(kind, set()).add(row)
+        return by_signature, by_type
+
+    def file_signal(self, files: Sequence[str], workspace: str | None) -> FloatArray:
+        """Share of the query's files each entry touched (0 for every entry when no file is asked)."""
+        wanted = {normalize_path(f, workspace) for f in files} - {""}
+        hits = np.zeros(len(self.entries), dtype=np.float64)
+        for path in wanted:
+            rows = {
+                row
+                for row, known in self._files_by_name.get(basename(path), ())
+                if path_suffix_match(path, known)
+            }
+            hits[list(rows)] += 1.0
+        return hits / len(wanted) if wanted else hits
+
+    def error_signal(self, errors: Sequence[str], weights: RankingWeights) -> FloatArray:
+        """1 where an entry shares a query error signature, ``weights.error_type`` where only the type."""
+        by_signature, by_type = self._errors
+        signal = np.zeros(len(self.entries), dtype=np.float64)
+        for error in errors:
+            kind = error_type(error)
+            if kind:
+                rows = list(by_type.get(kind, ()))
+                signal[rows] = np.maximum(signal[rows], weights.error_type)
+            rows = list(by_signature.get(canonical_error(error), ()))
+            signal[rows] = 1.0
+        return signal
+
+    def signals(
+        self,
+        query_tokens: Sequence[str],
+        query_vector: Vector,
+        *,
+        files: Sequence[str],
+        errors: Sequence[str],
+        workspace: str | None,
+        weights: RankingWeights,
+    ) -> Signals:
+        """Every match signal of one query against every entry."""
+        overlap = self.lexical.overlap(query_tokens)
+        cosine = (self.vectors @ query_vector).astype(np.float64) if self.entries else np.zeros(0)
+        return Signals(
+            jaccard=overlap.jaccard,
+            coverage=overlap.coverage,
+            files=self.file_signal(files, workspace),
+            errors=self.error_signal(errors, weights),
+            cosine=cosine,
+        )
+
+    def redacted(self, row: int) -> FixEntry:
+        """Entry ``row`` with every string field redacted again (defence in depth); memoized."""
+        cached = self._redacted.get(row)
+        if cached is None:
+            entry = self.entries[row]
+            cached = FixEntry.model_validate(redact_obj(entry.model_dump()))
+            self._redacted[row] = cached
+        return cached
+
+
+def query_vector(query: str, errors: Sequence[str]) -> tuple[list[str], Vector]:
+    """A query's tokens and meaning vector (its text plus its errors, like an entry's task + errors)."""
+    tokens = tokenize("\n".join([query, *errors]))
+    return tokens, embed(tokens)
