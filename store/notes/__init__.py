@@ -20,7 +20,7 @@ from store.notes.grammar import (
     new_note,
     parse_memory,
 )
-from store.notes.render import DEFAULT_CEILING, render_notes, stale_flags
+from store.notes.render import DEFAULT_CEILING, combined_prompt_block, render_notes, stale_flags
 
 __all__ = [
     "DEFAULT_CEILING",
@@ -35,6 +35,7 @@ __all__ = [
     "NoteRejected",
     "NotesError",
     "append_separator",
+    "combined_prompt_block",
     "format_note",
     "new_note",
     "parse_memory",

@@ -1,14 +1,16 @@
 """Errors raised by ``store.notes``. The tree:
 
-- NotesError: root of everything this package raises.
+- NotesError (a ``store.StoreError``): root of everything this package raises.
   - NoteRejected: a note a person is adding does not fit the grammar (unknown kind, empty subject, ...).
   - MemoryUnreadable: the memory file exists and cannot be read (permissions, not UTF-8).
 """
 
 from __future__ import annotations
 
+from store.errors import StoreError
 
-class NotesError(Exception):
+
+class NotesError(StoreError):
     """Raised for anything that goes wrong with project notes; the root of this package's errors."""
 
 

@@ -1,4 +1,4 @@
-"""The notes as a prompt block: most recent first, a ceiling, stale marking, one token budget.
+"""The notes as a prompt block, and the combined block: notes first, then learned fixes, one budget.
 
 Pure: the memory file comes in parsed, the known commits and the ceiling come in as values.
 
@@ -11,7 +11,8 @@ Pure: the memory file comes in parsed, the known commits and the ceiling come in
   marked ("we did not look" must not read as "we looked and it is gone").
 - "N blocks in the memory file could not be read" when headers were malformed.
 - With a token budget, notes are dropped oldest first until the whole block (heading and footers
-  included) fits; a body longer than ``BODY_CHARS`` is clipped in the prompt (never in the file).
+  included) fits by the store's estimate (``store.prompt.estimate_tokens``, UTF-8 bytes / 3, rounded
+  up); a body longer than ``BODY_CHARS`` is clipped in the prompt (never in the file).
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from bisect import bisect_left
 from collections.abc import Callable, Collection, Sequence
 from typing import Final
 
+from store.entry import FixEntry
 from store.notes.grammar import MEMORY_FILE, MemoryFile, Note
+from store.prompt import estimate_tokens, prompt_block  # one estimate for the whole combined block
+from store.recall import Recalled
 
 DEFAULT_CEILING: Final = 40
 BODY_CHARS: Final = 600  # per note, in the prompt only
@@ -29,11 +33,6 @@ HEADING: Final = (
     "they outrank the learned fixes:"
 )
 STALE_MARK: Final = "(from a commit no longer in the repository)"
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens of ``text``, estimated as one per 4 characters, rounded up."""
-    return (len(text) + 3) // 4
 
 
 def stale_flags(notes: Sequence[Note], known_commits: Collection[str]) -> list[bool]:
@@ -112,3 +111,48 @@ def render_notes(
         shown -= 1
         block = _compose(texts[:shown], len(notes) - shown, unreadable)
     return block
+
+
+SEPARATOR: Final = "\n\n"
+
+
+def combined_prompt_block(
+    memory: MemoryFile | None,
+    recalled: Sequence[Recalled] | Sequence[FixEntry],
+    budget_tokens: int = 600,
+    *,
+    known_commits: Collection[str] | None = None,
+    workspace: str | None = None,
+    now: float,
+    ceiling: int = DEFAULT_CEILING,
+) -> str:
+    """Person-written notes first (labelled), then the learned fixes, all within ``budget_tokens``.
+
+    Notes outrank learned fixes, with one exception: when recall found something, room is kept for the
+    most relevant fix (at most half the budget), so a long memory file cannot crowd out the one fix
+    recall judged relevant to this task. Whatever the notes leave goes to the learned fixes
+    (``store.prompt_block``). ``now`` is unix seconds; ``known_commits`` and ``workspace`` mark stale
+    notes and fixes as in ``render_notes`` and ``prompt_block``. ``""`` when there is nothing to say.
+    Raises ValueError for a negative budget or ceiling.
+    """
+    if budget_tokens < 0:
+        raise ValueError(f"the token budget must be >= 0, got {budget_tokens}")
+    known = known_commits or frozenset()
+
+    def fixes(budget: int) -> str:
+        if budget <= 0 or not recalled:
+            return ""
+        return prompt_block(recalled, budget, known_commits=known, workspace=workspace, now=now)
+
+    reserve = 0
+    if recalled:
+        first = prompt_block(recalled[:1], budget_tokens, known_commits=known, workspace=workspace, now=now)
+        if first:
+            reserve = min(estimate_tokens(SEPARATOR) + estimate_tokens(first), budget_tokens // 2)
+    notes_block = render_notes(
+        memory or MemoryFile(), known_commits=known, ceiling=ceiling, budget_tokens=budget_tokens - reserve
+    )
+    if not notes_block:
+        return fixes(budget_tokens)
+    learned = fixes(budget_tokens - estimate_tokens(notes_block + SEPARATOR))
+    return notes_block + SEPARATOR + learned if learned else notes_block

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from store import estimate_tokens
 from store.notes import Malformed, MemoryFile, Note, parse_memory, render_notes, stale_flags
-from store.notes.render import BODY_CHARS, HEADING, STALE_MARK, estimate_tokens
+from store.notes.render import BODY_CHARS, HEADING, STALE_MARK
 
 HEAD = "1" * 40
 GONE = "2" * 40
