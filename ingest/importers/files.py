@@ -1,0 +1,155 @@
+"""The thin file-reading shell over the pure importers: walk paths, read bytes, detect, parse, report.
+
+``import_file`` never raises for a bad file: every failure (unreadable, empty, binary, unrecognized,
+corrupt, truncated) comes back as ``ImportedFile.error``, with whatever events could still be read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.importers import aider, claude_code, codex, events, mini_swe_agent, openhands, swe_agent
+from ingest.importers._common import PartialLog, UnreadableLog
+from ingest.importers.detect import detect_format
+from ingest.schema import TurnEvent
+
+Parser = Callable[..., list[TurnEvent]]
+PARSERS: dict[str, Parser] = {
+    events.FORMAT: events.parse,
+    mini_swe_agent.FORMAT: mini_swe_agent.parse,
+    swe_agent.FORMAT: swe_agent.parse,
+    openhands.FORMAT: openhands.parse,
+    claude_code.FORMAT: claude_code.parse,
+    aider.FORMAT: aider.parse,
+    codex.FORMAT: codex.parse,
+}
+FORMATS: tuple[str, ...] = tuple(PARSERS)
+MAX_FILE_BYTES = 512 << 20  # a log bigger than this is refused rather than read into memory
+_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox"})
+
+
+@dataclass(frozen=True)
+class ImportedFile:
+    """What one file yielded: its format (None when unrecognized), its events, and the error if any.
+
+    ``error`` with events means a partial read (some lines were bad); ``notes`` says why a readable file
+    gave no events (a Claude Code subagent file is imported with its parent session).
+    """
+
+    path: Path
+    format: str | None
+    events: list[TurnEvent]
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def iter_files(paths: Sequence[Path]) -> Iterator[Path]:
+    """Every file named or found under the directories named, once each, in sorted order.
+
+    Version-control, cache and virtualenv directories are not entered; symlinked directories are not followed.
+    """
+    found: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            for folder, dirs, names in os.walk(path):
+                dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS]
+                found.update(Path(folder) / name for name in names)
+        elif path.is_file():
+            found.add(path)
+    yield from sorted(found, key=lambda p: p.as_posix())
+
+
+def import_file(
+    path: Path,
+    *,
+    format: str = "auto",
+    owner: str,
+    project: str | None = None,
+    root: Path | None = None,
+) -> ImportedFile:
+    """Read and parse one log file. ``root``: where a backfill started; the source identity of logs that
+    name no session is the path relative to it. Raises ValueError only for an unknown ``format`` name."""
+    if format != "auto" and format not in PARSERS:
+        raise ValueError(f"unknown format {format!r}: expected auto or one of {', '.join(FORMATS)}")
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return ImportedFile(path, None, [], f"file is {size} bytes, over the {MAX_FILE_BYTES} byte limit")
+        data = path.read_bytes()
+    except OSError as exc:
+        return ImportedFile(path, None, [], f"cannot read file: {exc.strerror or exc}")
+    if not data.strip():
+        return ImportedFile(path, None, [], "empty file")
+    fmt = detect_format(path, data) if format == "auto" else format
+    if fmt is None:
+        return ImportedFile(path, None, [], f"unrecognized format: not one of {', '.join(FORMATS)}")
+    return _parse(path, fmt, data, owner=owner, project=project, root=root)
+
+
+def _parse(
+    path: Path, fmt: str, data: bytes, *, owner: str, project: str | None, root: Path | None
+) -> ImportedFile:
+    source = _source(path, root)
+    notes: tuple[str, ...] = ()
+    try:
+        if fmt == claude_code.FORMAT:
+            if claude_code.is_sidechain_log(data):
+                note = "claude-code subagent log: imported with its parent session"
+                return ImportedFile(path, fmt, [], None, (note,))
+            sidechains, notes = _sidechains(path, data)
+            found = claude_code.parse(
+                data, source=source, owner=owner, project=project, sidechains=sidechains
+            )
+        elif fmt == aider.FORMAT:
+            # the chat history lives in the repository's root: that directory is the workspace
+            workspace = path.parent.resolve().as_posix()
+            found = aider.parse(data, source=source, owner=owner, project=project, workspace=workspace)
+        else:
+            found = PARSERS[fmt](data, source=source, owner=owner, project=project)
+    except PartialLog as exc:
+        return ImportedFile(path, fmt, exc.events, str(exc), notes)
+    except UnreadableLog as exc:
+        return ImportedFile(path, fmt, [], str(exc), notes)
+    except Exception as exc:  # the boundary: a malformed log must never abort a backfill
+        return ImportedFile(
+            path, fmt, [], f"{fmt} log could not be parsed: {type(exc).__name__}: {exc}", notes
+        )
+    return ImportedFile(path, fmt, found, None, notes)
+
+
+def _source(path: Path, root: Path | None) -> str:
+    """The path relative to ``root`` when it lies under it, else the absolute path, in POSIX form."""
+    absolute = path.resolve()
+    if root is not None:
+        base = root.resolve()
+        base = base.parent if base.is_file() else base
+        if absolute.is_relative_to(base):
+            return absolute.relative_to(base).as_posix()
+    return absolute.as_posix()
+
+
+def _sidechains(path: Path, data: bytes) -> tuple[list[bytes], tuple[str, ...]]:
+    """The ``agent-*.jsonl`` subagent logs of this session: beside it, or in ``<session>/subagents/``."""
+    session = claude_code.session_of(data)
+    candidates = sorted(path.parent.glob("agent-*.jsonl")) + sorted(
+        (path.parent / path.stem).glob("subagents/agent-*.jsonl")
+    )
+    blobs: list[bytes] = []
+    notes: list[str] = []
+    for candidate in candidates:
+        try:
+            blob = candidate.read_bytes()
+        except OSError as exc:
+            notes.append(f"subagent log {candidate.name} unreadable: {exc.strerror or exc}")
+            continue
+        if (
+            claude_code.is_sidechain_log(blob)
+            and session is not None
+            and claude_code.session_of(blob) == session
+        ):
+            blobs.append(blob)
+            notes.append(f"attached subagent log {candidate.name}")
+    return blobs, tuple(notes)
