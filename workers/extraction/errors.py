@@ -58,7 +58,7 @@ _PY_EXC_LINE = re.compile(
 )
 _TRACEBACK = "Traceback (most recent call last):"
 _PYTEST_E = re.compile(r"^E {2,}(\S.*)$")
-_PYTEST_SHORT = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+|\S+\.py)(?: - (.+))?$")
+_PYTEST_SHORT = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+(?: - .+)?|\S+\.py - .+)$")
 _UNITTEST = re.compile(r"^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)")
 _JS_ERROR = re.compile(rf"^\s*(?:Uncaught )?((?:{_EXC_NAME}|Error)(?: \[[A-Z_]+\])?: .+)$")
 _JEST_BULLET = re.compile(r"^\s*● (?!Console\b)(.+›.+|[^:]+)$")
@@ -67,14 +67,24 @@ _GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)")
 _PANIC = re.compile(r"^panic: (.+)$")
 _GO_COMPILE = re.compile(r"^(\S+\.go):\d+(?::\d+)?: (.+)$")
 _RUST_ERROR = re.compile(r"^(error(?:\[E\d{4}\])?: .+)$")
-_RUST_PANIC = re.compile(r"^thread '([^']+)' panicked at (?:'(.+)', )?([^\s:]+(?::\d+)*):?\s*(.*)$")
+_RUST_PANIC = re.compile(
+    r"^thread '([^']+)'(?: \(\d+\))? panicked at (?:'(.+)', )?([^\s:]+(?::\d+)*):?\s*(.*)$"
+)
 _JAVA_EXC = re.compile(r"^(Exception in thread \"[^\"]+\" .+)$")
 _MAVEN_FAIL = re.compile(r"^\[ERROR\]\s+(?:Failures|Errors):\s*$|^\[ERROR\]\s+([\w.$]+[.#]\w+:\d+ .+)$")
 _C_ERROR = re.compile(r"^(\S+?\.\w+):\d+(?::\d+)?: (?:fatal )?error: (.+)$")
 _CMD_NOT_FOUND = re.compile(r"^(?:\S*sh: (?:line \d+: |\d+: )?)?(\S+): (?:command not found|not found)$")
 _NO_SUCH_FILE = re.compile(r"^(.+): (?:can't open file .+?: \[Errno 2\] )?No such file or directory$")
 _PY_NO_SUCH = re.compile(r"^(\S+: can't open file .+: \[Errno 2\] No such file or directory)$")
-_NODE_ASSERT = re.compile(r"^\s*error: '(.+)'$")
+_NODE_ASSERT = re.compile(r"^\s+error: (?:'(.+)'|([|>]-?))$")
+_EXTRA = (  # one-line failure shapes of other runners: rspec, phpunit, dotnet, gradle, ctest
+    re.compile(r"^Failure/Error: (.+)$"),
+    re.compile(r"^(Failed asserting that .+)$"),
+    re.compile(r"^(Failed \S+) \[[\d.]+ m?s\]$"),
+    re.compile(r"^(\S+ > \S.*) FAILED$"),
+    re.compile(r"^\d+ - (\S+ \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)\))$"),
+)
+_NOISE = ("error: test failed", "error: could not compile", "error: test run failed", "error: Recipe `")
 _MAKE_ERROR = re.compile(r"^make(?:\[\d+\])?: \*\*\* .+ Error \d+$")
 _GENERIC_ERROR = re.compile(r"^(?:Error|ERROR|error|fatal): (.{3,})$")
 
@@ -127,7 +137,7 @@ def _match_line(line: str, stripped: str, lines: list[str], index: int) -> str |
     """The signature a single line carries, if its shape is an error's."""
     match: re.Match[str] | None
     if match := _PYTEST_SHORT.match(stripped):
-        return stripped[len(stripped.split(" ", 1)[0]) + 1 :] if match.group(2) else stripped
+        return match.group(1) if " - " in match.group(1) else stripped
     if match := _UNITTEST.match(stripped):
         return stripped.split(" ", 1)[0] + f" {match.group(1)} ({match.group(2)})"
     if match := _TS_ERROR.search(stripped):
@@ -145,8 +155,13 @@ def _match_line(line: str, stripped: str, lines: list[str], index: int) -> str |
         return f"{match.group(1)}: error: {match.group(2)}"
     if match := _GO_COMPILE.match(stripped):
         return f"{match.group(1)}: {match.group(2)}"
+    if match := _NODE_ASSERT.match(line):
+        if match.group(1):
+            return match.group(1)
+        following = next((s.strip() for s in lines[index + 1 : index + 4] if s.strip()), "")
+        return following or None
     if match := _RUST_ERROR.match(stripped):
-        if stripped.startswith("error: test failed") or stripped.startswith("error: could not compile"):
+        if stripped.startswith(_NOISE):
             return None
         return stripped
     if match := _JAVA_EXC.match(stripped):
@@ -159,8 +174,9 @@ def _match_line(line: str, stripped: str, lines: list[str], index: int) -> str |
         return stripped
     if match := _NO_SUCH_FILE.match(stripped):
         return stripped
-    if match := _NODE_ASSERT.match(line):
-        return match.group(1)
+    for pattern in _EXTRA:
+        if match := pattern.match(stripped):
+            return match.group(1) if pattern.groups else stripped
     if match := _JS_ERROR.match(line):
         text = match.group(1)
         if line.startswith((" ", "\t")) and not text.startswith(

@@ -87,7 +87,7 @@ def run_of(event: ToolEvent, limits: Limits) -> Run | None:
     else:
         return None
     text = (
-        summary.text
+        " ".join(summary.text.split())
         if summary
         else ("exit code " + str(event.exit_code) if event.exit_code is not None else "")
     )

@@ -115,7 +115,7 @@ _JEST = re.compile(r"^Tests:\s+(.+ total)$")
 _VITEST = re.compile(r"^\s*Tests\s+(.+\(\d+\))$")
 _MOCHA = re.compile(r"^\s*(\d+) (passing|failing|pending)(?: \(.+\))?$")
 _NODE = re.compile(r"^(?:#|ℹ) (tests|pass|fail|cancelled|skipped|todo) (\d+)$")
-_GO = re.compile(r"^(ok|FAIL|---)\s+(\S+)(?:\s+(?:[\d.]+s|\(cached\)|\[.+\]))?.*$")
+_GO = re.compile(r"^(ok|FAIL)\s+((?!\[)\S+)\s+(?:[\d.]+s|\(cached\)|\[[\w ]+\])")
 _CARGO = re.compile(r"^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed;")
 _NEXTEST = re.compile(r"^\s*Summary \[.+\] (\d+ tests? run: .+)$")
 _MAVEN = re.compile(r"^\[(?:INFO|ERROR|WARNING)\] (BUILD SUCCESS|BUILD FAILURE)$")
@@ -144,12 +144,21 @@ def parse_summary(output: str) -> Summary | None:
     lines = output.replace("\r\n", "\n").split("\n")
     found: Summary | None = None
     node: dict[str, int] = {}
+    cargo, cargo_ok = [0, 0], True  # cargo prints one result per test binary (unit, integration, doc)
     for index, raw in enumerate(lines):
         line = raw.strip()
         if not line:
             continue
+        if match := _CARGO.match(line):
+            cargo = [a + int(b) for a, b in zip(cargo, (match.group(2), match.group(3)), strict=True)]
+            cargo_ok = cargo_ok and match.group(1) == "ok"
+            found = Summary(
+                f"test result: {'ok' if cargo_ok else 'FAILED'}. {cargo[0]} passed; {cargo[1]} failed",
+                cargo_ok,
+            )
+            continue
         summary = _summary_of(line, lines, index)
-        if summary is not None:
+        if summary is not None and not (summary.text in {"PASS", "FAIL"} and found is not None):
             found = summary
             continue
         if match := _NODE.match(line):
@@ -187,8 +196,6 @@ def _summary_of(line: str, lines: list[str], index: int) -> Summary | None:
             if "failing" in nxt:
                 return None  # the failing line that follows decides
             return Summary(f"{match.group(1)} passing", True)
-    if match := _CARGO.match(line):
-        return Summary(re.split(r";\s+finished", line, maxsplit=1)[0], match.group(1) == "ok")
     if match := _NEXTEST.match(line):
         return Summary(match.group(1), "failed" not in match.group(1))
     if match := _MAVEN.match(line):
@@ -216,12 +223,7 @@ def _summary_of(line: str, lines: list[str], index: int) -> Summary | None:
     if match := _PLAIN.match(line):
         return Summary(match.group(1), int(match.group(2)) == 0)
     if match := _GO.match(line):
-        head = match.group(1)
-        if head == "---":
-            return None
-        if head == "ok" and not re.match(r"^ok\s+\S+\s+(?:[\d.]+s|\(cached\))", line):
-            return None
-        return Summary(re.sub(r"\s+", " ", line), head == "ok")
+        return Summary(re.sub(r"\s+", " ", line), match.group(1) == "ok")
     if line in {"PASS", "FAIL"} and _looks_like_go(lines, index):
         return Summary(line, line == "PASS")
     return None
