@@ -18,6 +18,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 from store import log
 from store.entry import ENTRY_ID_PATTERN, FixEntry
 from store.errors import InvalidEntry, InvalidKey, unavailable
@@ -28,10 +30,11 @@ from store.paths import ROOT_DIR_NAME, ProjectFiles, is_log_file, owner_dir, pro
 from store.ranking import DEFAULT_WEIGHTS, RankingWeights
 from store.recall import Recalled, recall_view
 from store.reconcile import reconcile
-from store.redact import redact_obj
+from store.redact import might_hold_secret, redact_obj
 from store.rotation import plan_rotation, should_rotate
 from store.stats import Stats, compute_stats
-from store.view import ProjectView
+from store.vectors import embed_many
+from store.view import ProjectView, meaning_tokens
 
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
 DEFAULT_CAP = 500
@@ -63,6 +66,14 @@ class ReadResult:
     entries: list[FixEntry]
     malformed: list[Malformed]
     incomplete_tail: bool = False  # bytes after the last newline (a write in progress, or torn)
+
+
+def _redacted(entry: FixEntry) -> FixEntry:
+    """``entry`` with every string redacted (defence in depth: extraction redacts already)."""
+    data = entry.model_dump()
+    if not might_hold_secret(orjson.dumps(data).decode()):  # one scan instead of one per field
+        return entry
+    return FixEntry.model_validate(redact_obj(data))
 
 
 @dataclass
@@ -122,9 +133,7 @@ class FixStore:
         if cached is not None and snapshot is cached.snapshot:
             current = cached
         elif cached is not None and extends:
-            new = snapshot.entries[len(cached.snapshot.entries) :]
-            index = None if "keyword_lists" in cached.view.__dict__ else log.read_index(files.index)
-            current = _Cached(snapshot, cached.view.extend(new, index=index))
+            current = _Cached(snapshot, cached.view.extend(snapshot.entries[len(cached.view.entries) :]))
         else:
             index = log.read_index(files.index) if snapshot.entries else None
             current = _Cached(
@@ -267,11 +276,19 @@ class FixStore:
                 duplicates.append(entry.id)
                 continue
             seen.add(entry.id)
-            fresh.append(FixEntry.model_validate(redact_obj(entry.model_dump())))
+            fresh.append(_redacted(entry))
         if not fresh:
             return AppendResult([], duplicates, [], quarantined)
-        added = reconcile(view.entries, view.vectors, fresh)
-        grown = view.extend(added)
+        new_vectors = embed_many([meaning_tokens(e) for e in fresh])
+        added = reconcile(
+            view.entries,
+            view.vectors,
+            fresh,
+            new_vectors=new_vectors,
+            live=view.live.tolist(),
+            existing_files=view.file_sets,
+        )
+        grown = view.extend(added, new_vectors=new_vectors)
         dropped: list[FixEntry] = []
         if should_rotate(len(grown.entries), self.cap):
             plan = plan_rotation(grown.entries, self.cap)

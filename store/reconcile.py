@@ -24,7 +24,7 @@ from store.history import superseded_by
 from store.index import meaning_text
 from store.paths import normalize_path
 from store.tokenize import tokenize
-from store.vectors import Matrix, Vector, embed
+from store.vectors import Matrix, Vector, dot_rows, embed, embed_many
 
 SUPERSEDE_MIN_COSINE = 0.82
 OUTCOME_RANK: dict[Outcome, int] = {"unverified": 0, "partial": 1, "fixed": 2}
@@ -45,11 +45,13 @@ def choose_superseded(
     cosines: Sequence[float],
     candidates: Sequence[FixEntry],
     *,
+    candidate_files: Sequence[frozenset[str]] | None = None,
     min_cosine: float = SUPERSEDE_MIN_COSINE,
 ) -> str | None:
     """The id of the candidate ``new`` supersedes, or None; ``cosines[i]`` is its cosine to ``candidates[i]``.
 
-    Candidates are the live entries, in log order (a later one wins a tie in meaning).
+    Candidates are live entries in log order (a later one wins a tie in meaning); ``candidate_files``
+    are their ``file_set`` when already known.
     """
     new_files = file_set(new)
     best: tuple[float, int] | None = None
@@ -57,7 +59,8 @@ def choose_superseded(
         cos = float(cosines[row])
         if cos < min_cosine or OUTCOME_RANK[new.outcome] < OUTCOME_RANK[old.outcome]:
             continue
-        if not new_files & file_set(old):
+        old_files = candidate_files[row] if candidate_files is not None else file_set(old)
+        if not new_files & old_files:
             continue
         if best is None or (cos, row) > best:
             best = (cos, row)
@@ -69,20 +72,36 @@ def reconcile(
     existing_vectors: Matrix,
     new: Sequence[FixEntry],
     *,
+    new_vectors: Matrix | None = None,
+    live: Sequence[bool] | None = None,
+    existing_files: Sequence[frozenset[str]] | None = None,
     min_cosine: float = SUPERSEDE_MIN_COSINE,
 ) -> list[FixEntry]:
     """``new`` with ``supersedes`` filled in where one replaces a live entry (existing or earlier in ``new``).
 
     ``existing`` is the log in order and ``existing_vectors`` its meaning vectors (one row per entry).
+    Optional, when the caller has them: ``new_vectors`` (``meaning_vector`` of each new entry), ``live``
+    (whether each existing entry is not superseded) and ``existing_files`` (their ``file_set``).
     """
     if not new:
         return []
-    new_vectors = np.vstack([meaning_vector(e) for e in new])
+    if new_vectors is None:
+        new_vectors = embed_many([tokenize(meaning_text(e)) for e in new])
+    if live is None:
+        hidden = superseded_by(existing)
+        live = [e.id not in hidden for e in existing]
+    files: list[frozenset[str]] = (
+        list(existing_files) if existing_files is not None else [file_set(e) for e in existing]
+    )
     # Cosine of every new entry against every existing and every new entry: (n + b) x b.
-    cos = np.vstack([existing_vectors @ new_vectors.T, new_vectors @ new_vectors.T])
+    cos = np.vstack(
+        [
+            np.column_stack([dot_rows(existing_vectors, v) for v in new_vectors]),
+            (new_vectors @ new_vectors.T).astype(np.float64),
+        ]
+    )
     pool: list[FixEntry] = [*existing, *new]
-    hidden = set(superseded_by(existing))
-    alive = np.array([e.id not in hidden for e in existing] + [False] * len(new), dtype=bool)
+    alive = np.array([*live, *([False] * len(new))], dtype=bool)
     slot_of = {e.id: i for i, e in enumerate(existing)}
     result: list[FixEntry] = []
     for j, incoming in enumerate(new):
@@ -92,7 +111,11 @@ def reconcile(
         if target is None:
             rows = np.flatnonzero(alive[:slot] & (cos[:slot, j] >= min_cosine))
             target = choose_superseded(
-                entry, cos[rows, j].tolist(), [pool[i] for i in rows], min_cosine=min_cosine
+                entry,
+                cos[rows, j].tolist(),
+                [pool[i] for i in rows],
+                candidate_files=[files[i] for i in rows],
+                min_cosine=min_cosine,
             )
             if target is not None:
                 entry = entry.model_copy(update={"supersedes": target})
@@ -101,5 +124,6 @@ def reconcile(
         alive[slot] = True
         slot_of[entry.id] = slot
         pool[slot] = entry
+        files.append(file_set(entry))
         result.append(entry)
     return result

@@ -64,6 +64,21 @@ _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 
 
+# Every rule above needs one of these substrings (case-insensitive: a superset of the case-sensitive
+# rules). Text holding none of them cannot match any rule, so ``redact`` returns it untouched without
+# running the twelve patterns: most fields of most entries hold no anchor (measured: ~1 ms -> ~0.1 ms per
+# entry). Keep this in step with ``_RULES``; tests/store/test_redact_prefilter.py checks it.
+_ANCHORS = re.compile(
+    r"(?i)-----BEGIN|authorization|bearer|://|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|gh[pousr]_|github_pat_"
+    r"|sk-|xox[abposr]-|eyJ|passw|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|aws"
+)
+
+
+def might_hold_secret(text: str) -> bool:
+    """Whether ``text`` holds an anchor of some rule; False means ``redact`` would return it unchanged."""
+    return bool(text) and _ANCHORS.search(text) is not None
+
+
 def _aws_secret_context(text: str, match: re.Match[str]) -> bool:
     """A bare 40-char base64 string is an AWS secret only near an AWS word (else: hashes, shas)."""
     window = text[max(0, match.start() - 80) : match.start()].lower()
@@ -72,7 +87,7 @@ def _aws_secret_context(text: str, match: re.Match[str]) -> bool:
 
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``."""
-    if not text:
+    if not might_hold_secret(text):
         return text
     for name, pattern, replacement in _RULES:
         if name == "aws_secret_access_key":

@@ -18,6 +18,7 @@ Order is kept and duplicates are kept (callers that want a set make one).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"\w+")
 _CJK_RUN = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
@@ -55,15 +56,15 @@ def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     for match in _WORD.finditer(text):
         word = match.group()
-        if _CJK_RUN.search(word):
-            tokens.extend(_cjk_tokens(word))
-            continue
-        _word_tokens(word, tokens)
+        tokens.extend(_word_tokens(word))
     return tokens
 
 
-def _cjk_tokens(word: str) -> list[str]:
-    """Tokens of a word holding CJK runs: bigrams of each run, the usual rules for the rest."""
+@lru_cache(maxsize=1 << 16)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    """The tokens of one ``\\w+`` word; memoized because words repeat across entries and queries."""
+    if not _CJK_RUN.search(word):
+        return tuple(_plain_tokens(word))
     tokens: list[str] = []
     for i, piece in enumerate(_CJK_RUN.split(word)):
         if not piece:
@@ -71,12 +72,13 @@ def _cjk_tokens(word: str) -> list[str]:
         if i % 2:  # a CJK run (the split pattern's capture group)
             tokens.extend([piece] if len(piece) == 1 else [piece[j : j + 2] for j in range(len(piece) - 1)])
         else:
-            _word_tokens(piece, tokens)
-    return tokens
+            tokens.extend(_plain_tokens(piece))
+    return tuple(tokens)
 
 
-def _word_tokens(word: str, tokens: list[str]) -> None:
-    """Append the tokens of one non-CJK word to ``tokens``."""
+def _plain_tokens(word: str) -> list[str]:
+    """The tokens of one word without CJK characters."""
+    tokens: list[str] = []
     parts = _parts(word)
     if len(parts) > 1:
         whole = word.strip("_").casefold()
@@ -86,6 +88,7 @@ def _word_tokens(word: str, tokens: list[str]) -> None:
         folded = part.casefold()
         if _keep(folded):
             tokens.append(folded)
+    return tokens
 
 
 def unique(tokens: list[str]) -> list[str]:
