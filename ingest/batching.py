@@ -1,0 +1,144 @@
+"""From stream entries to job plans: classify each entry, then cut the valid ones into per-project jobs.
+
+Pure: values in, values out; no Redis, no clock. The consumer does the I/O around it.
+
+Rules this file obeys:
+
+- An entry is either *accepted* (a valid v1 event, kept as the raw bytes it arrived as) or *refused*
+  (a dead-letter reason, a message and the payload, if any). Nothing is dropped silently.
+- Accepted events are grouped by (owner, project_key), first-seen order, each group in stream-id order,
+  then cut into jobs of at most ``max_events`` events and ``max_bytes`` bytes.
+- A job id is a function of the route tag and the group's stream ids: reading the same entries again
+  (after a consumer crash) plans the same job ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ingest.errors import DeadLetterReason, InvalidEvent
+from ingest.keys import EVENT_FIELD
+from ingest.schema import parse_event
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEntry:
+    """One entry as read from a stream; ``fields`` is empty when the entry was deleted meanwhile."""
+
+    stream_id: str
+    fields: Mapping[bytes, bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A valid event, kept as the raw JSON bytes it arrived as."""
+
+    stream_id: str
+    owner: str
+    project_key: str
+    raw: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """An entry that goes to the dead-letter stream, and why."""
+
+    stream_id: str
+    reason: DeadLetterReason
+    message: str
+    payload: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobPlan:
+    """One RQ job to enqueue: its deterministic id and its events, in stream-id order."""
+
+    job_id: str
+    events: tuple[Accepted, ...]
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(len(e.raw) for e in self.events)
+
+
+def parse_stream_id(stream_id: str) -> tuple[int, int]:
+    """``"1700000000000-3"`` -> ``(1700000000000, 3)``; raises ValueError on anything else."""
+    ms, _, seq = stream_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def stream_id_seconds(stream_id: str) -> float:
+    """When Redis accepted the entry: the millisecond part of its id, in unix seconds."""
+    return parse_stream_id(stream_id)[0] / 1000.0
+
+
+def successor(stream_id: str) -> str:
+    """The smallest stream id greater than ``stream_id`` (for ``XTRIM MINID``)."""
+    ms, seq = parse_stream_id(stream_id)
+    return f"{ms}-{seq + 1}"
+
+
+def classify(entry: StreamEntry, *, max_bytes: int) -> Accepted | Refused:
+    """Validate one stream entry's ``event`` field as a v1 turn event."""
+    raw = entry.fields.get(EVENT_FIELD)
+    if raw is None:
+        present = ", ".join(sorted(k.decode("utf-8", "replace") for k in entry.fields)) or "none"
+        return Refused(
+            entry.stream_id,
+            DeadLetterReason.MISSING_FIELD,
+            f"stream entry has no 'event' field (fields: {present})",
+            None,
+        )
+    try:
+        event = parse_event(raw, max_bytes=max_bytes)
+    except InvalidEvent as exc:
+        return Refused(entry.stream_id, exc.reason, exc.message, raw)
+    return Accepted(entry.stream_id, event.owner, event.project_key, raw)
+
+
+def classify_all(entries: Iterable[StreamEntry], *, max_bytes: int) -> tuple[list[Accepted], list[Refused]]:
+    """Split entries into accepted and refused, keeping stream order in each list."""
+    accepted: list[Accepted] = []
+    refused: list[Refused] = []
+    for entry in entries:
+        result = classify(entry, max_bytes=max_bytes)
+        if isinstance(result, Accepted):
+            accepted.append(result)
+        else:
+            refused.append(result)
+    return accepted, refused
+
+
+def job_id(tag: str, stream_ids: Sequence[str]) -> str:
+    """``fx-<tag>-<first id>-<count>-<digest>``: the same ids always give the same job id."""
+    if not stream_ids:
+        raise ValueError("a job needs at least one event")
+    digest = hashlib.sha256("\n".join(stream_ids).encode()).hexdigest()[:12]
+    return f"fx-{tag}-{stream_ids[0]}-{len(stream_ids)}-{digest}"
+
+
+def plan_jobs(accepted: Sequence[Accepted], *, tag: str, max_events: int, max_bytes: int) -> list[JobPlan]:
+    """Group by (owner, project_key) and cut each group into jobs within both limits."""
+    groups: dict[tuple[str, str], list[Accepted]] = {}
+    for item in accepted:
+        groups.setdefault((item.owner, item.project_key), []).append(item)
+    plans: list[JobPlan] = []
+    for members in groups.values():
+        members.sort(key=lambda a: parse_stream_id(a.stream_id))
+        chunk: list[Accepted] = []
+        size = 0
+        for item in members:
+            if chunk and (len(chunk) >= max_events or size + len(item.raw) > max_bytes):
+                plans.append(_plan(tag, chunk))
+                chunk, size = [], 0
+            chunk.append(item)
+            size += len(item.raw)
+        if chunk:
+            plans.append(_plan(tag, chunk))
+    return plans
+
+
+def _plan(tag: str, chunk: list[Accepted]) -> JobPlan:
+    return JobPlan(job_id(tag, [a.stream_id for a in chunk]), tuple(chunk))

@@ -1,0 +1,421 @@
+"""The stream consumer (``fixmem ingest``): consumer group -> validated batches -> RQ jobs -> XACK.
+
+One cycle: read up to ``read_count`` entries per stream (``XREADGROUP``, blocking at most
+``read_block_ms``), and while there is a backlog keep reading without blocking up to
+``batch_max_events``; validate; dead-letter the refused; group the valid ones by (owner, project_key)
+into jobs; then, in ONE ``MULTI/EXEC``: store each job's events in its batch hash, ``enqueue_many`` the
+jobs, add the dead letters, and ``XACK`` every id. An entry is never acknowledged without its job.
+
+Around the cycle: entries pending on a consumer that stopped are reclaimed after ``claim_idle_seconds``
+(this consumer's own pending entries at once, on start); an entry delivered more than
+``max_deliveries`` times is dead-lettered; streams are trimmed (``ingest.trim``); a queue holding more
+than ``backpressure_jobs`` jobs is not fed; Redis outages are waited out with backoff and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import redis
+from rq import Queue, Retry
+from rq.serializers import JSONSerializer
+
+from ingest import dead_letters, keys
+from ingest.backoff import Backoff
+from ingest.batching import (
+    JobPlan,
+    Refused,
+    StreamEntry,
+    classify_all,
+    parse_stream_id,
+    plan_jobs,
+)
+from ingest.connection import REDIS_DOWN, describe, entry_rows, stream_replies, text
+from ingest.errors import DeadLetterReason
+from ingest.schema import DEFAULT_MAX_EVENT_BYTES
+from ingest.trim import trim_stream
+
+log = logging.getLogger("fixmem.ingest.consumer")
+
+PROCESS_BATCH = "workers.jobs.process_batch"  # the job function, by import path (ingest imports no workers)
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One stream and the RQ queue its jobs go to; ``tag`` goes into job ids (``live``, ``backfill``)."""
+
+    stream: str
+    queue: str
+    tag: str
+
+
+DEFAULT_ROUTES = (
+    Route(keys.DEFAULT_STREAM, keys.DEFAULT_LIVE_QUEUE, "live"),
+    Route(keys.DEFAULT_BACKFILL_STREAM, keys.DEFAULT_BACKFILL_QUEUE, "backfill"),
+)
+
+
+def retry_intervals(retries: int) -> list[int]:
+    """Backoff between job retries in seconds: 1, 4, 16, 64, 256, then 600."""
+    return [min(600, 4**n) for n in range(retries)]
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    """Everything the consumer needs; built from fixmem's settings by the composition root."""
+
+    routes: tuple[Route, ...] = DEFAULT_ROUTES  # read in this order: live first
+    group: str = keys.DEFAULT_GROUP
+    consumer: str = "consumer"
+    dead_stream: str = keys.DEFAULT_DEAD_STREAM
+    dead_stream_max_len: int = 100_000
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    read_count: int = 500
+    read_block_ms: int = 1000
+    batch_max_events: int = 5000
+    job_max_events: int = 2000
+    job_max_bytes: int = 16 << 20
+    claim_idle_seconds: float = 20.0
+    claim_interval_seconds: float = 5.0
+    max_deliveries: int = 5
+    stream_max_len: int = 1_000_000
+    trim_interval_seconds: float = 5.0
+    backpressure_jobs: int = 200
+    job_timeout_seconds: int = 300
+    job_retries: int = 8
+    job_function: str = PROCESS_BATCH
+
+
+@dataclass
+class ConsumerStats:
+    """What this consumer did since it started (the fleet-wide counters live in Redis)."""
+
+    handled: int = 0  # entries acknowledged: enqueued + dead-lettered + deleted
+    enqueued: int = 0
+    jobs: int = 0
+    dead_letters: int = 0
+    deleted: int = 0  # pending entries that were gone from the stream when reclaimed
+    reclaimed: int = 0
+    trimmed_acked: int = 0
+    trimmed_over_cap: int = 0
+    reconnects: int = 0
+    by_reason: dict[str, int] = field(default_factory=dict)
+
+
+class Consumer:
+    """Reads the streams of ``config.routes`` as one member of ``config.group``."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        config: ConsumerConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.config = config
+        self.clock = clock
+        self.stats = ConsumerStats()
+        self._queues = {
+            r.queue: Queue(r.queue, connection=client, serializer=JSONSerializer) for r in config.routes
+        }
+        self._retry = Retry(max=config.job_retries, interval=retry_intervals(config.job_retries))
+        self._pressured: set[str] = set()
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    def run(
+        self,
+        *,
+        burst: bool = False,
+        max_events: int | None = None,
+        stop: threading.Event | None = None,
+    ) -> ConsumerStats:
+        """Consume until ``stop`` is set; ``burst``: until a read finds nothing; ``max_events``: that many.
+
+        Redis outages do not end the loop: it waits with backoff (logged) and resumes.
+        """
+        stop = stop or threading.Event()
+        backoff = Backoff()
+        ready = False
+        next_claim = next_trim = 0.0
+        while not stop.is_set():
+            try:
+                if not ready:
+                    self.setup()
+                    self.reclaim(own=True)
+                    ready = True
+                    if backoff.failures:
+                        log.info("redis is back at %s: consuming again", describe(self.client))
+                        backoff.reset()
+                now = time.monotonic()
+                if now >= next_claim:
+                    self.reclaim()
+                    next_claim = now + self.config.claim_interval_seconds
+                if now >= next_trim:
+                    self.trim()
+                    next_trim = now + self.config.trim_interval_seconds
+                limit = None if max_events is None else max_events - self.stats.handled
+                got = self.cycle(limit=limit, block=not burst)
+                if (burst and got == 0) or (max_events is not None and self.stats.handled >= max_events):
+                    break
+            except REDIS_DOWN as exc:
+                ready = False
+                self.stats.reconnects += 1
+                delay = backoff.next()
+                log.warning(
+                    "redis unreachable at %s (%s): retrying in %.1fs", describe(self.client), exc, delay
+                )
+                stop.wait(delay)
+            except redis.exceptions.ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                log.warning(
+                    "consumer group %s is gone (redis restarted empty?): recreating it", self.config.group
+                )
+                ready = False
+        return self.stats
+
+    def setup(self) -> None:
+        """Create the consumer group on every stream (from the start: nothing published is skipped)."""
+        for route in self.config.routes:
+            try:
+                self.client.xgroup_create(route.stream, self.config.group, id="0", mkstream=True)
+            except redis.exceptions.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+
+    def cycle(self, *, limit: int | None = None, block: bool = True) -> int:
+        """Read, validate, enqueue and acknowledge one batch; returns how many entries it handled."""
+        routes = self._routes_with_room()
+        if not routes:
+            time.sleep(min(1.0, self.config.read_block_ms / 1000))
+            return 0
+        wanted = self.config.batch_max_events if limit is None else min(limit, self.config.batch_max_events)
+        gathered: dict[Route, list[StreamEntry]] = {}
+        count = min(self.config.read_count, wanted)
+        full = self._read(routes, count, block, gathered)
+        total = sum(len(v) for v in gathered.values())
+        while full and total < wanted:
+            count = min(self.config.read_count, wanted - total)
+            full = self._read(full, count, False, gathered)
+            total = sum(len(v) for v in gathered.values())
+        if total:
+            self._commit(gathered, {})
+        return total
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def _read(
+        self, routes: Sequence[Route], count: int, block: bool, into: dict[Route, list[StreamEntry]]
+    ) -> list[Route]:
+        """One XREADGROUP over ``routes``; returns the routes that filled ``count`` (more may wait)."""
+        by_stream = {r.stream: r for r in routes}
+        reply = self.client.xreadgroup(
+            self.config.group,
+            self.config.consumer,
+            {r.stream: ">" for r in routes},
+            count=count,
+            block=self.config.read_block_ms if block else None,
+        )
+        full: list[Route] = []
+        for stream, rows in stream_replies(reply):
+            route = by_stream[stream]
+            got = [StreamEntry(i, f) for i, f in rows]
+            into.setdefault(route, []).extend(got)
+            if len(got) >= count:
+                full.append(route)
+        return full
+
+    def _routes_with_room(self) -> list[Route]:
+        """Routes whose queue is under the backpressure threshold (one round trip); logs changes."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for route in self.config.routes:
+                pipe.llen(self._queues[route.queue].key)
+            lengths = pipe.execute()
+        open_routes = []
+        for route, length in zip(self.config.routes, lengths, strict=True):
+            if int(length) > self.config.backpressure_jobs:
+                if route.queue not in self._pressured:
+                    log.info(
+                        "backpressure: queue %s holds %d jobs (> %d): pausing reads of %s",
+                        route.queue, length, self.config.backpressure_jobs, route.stream,
+                    )  # fmt: skip
+                    self._pressured.add(route.queue)
+                continue
+            if route.queue in self._pressured:
+                log.info("backpressure over: queue %s is down to %d jobs", route.queue, length)
+                self._pressured.discard(route.queue)
+            open_routes.append(route)
+        return open_routes
+
+    def reclaim(self, *, own: bool = False) -> int:
+        """Claim entries pending too long on any consumer (``own``: this consumer's, at once) and handle them.
+
+        Uses XPENDING (which reports delivery counts) then XCLAIM with RETRYCOUNT = count + 1, so a
+        delivery count grows with every attempt and poison entries reach the dead-letter stream.
+        """
+        claimed_total = 0
+        for route in self.config.routes:
+            while True:
+                gathered, deliveries = self._claim_page(route, own)
+                if not gathered:
+                    break
+                self._commit({route: gathered}, deliveries)
+                claimed_total += len(gathered)
+                if own is False and len(gathered) < self.config.read_count:
+                    break
+        if claimed_total:
+            self.stats.reclaimed += claimed_total
+            self.client.hincrby(keys.METRICS_PIPELINE, "reclaimed", claimed_total)
+            log.info("reclaimed %d pending entries%s", claimed_total, " of a previous run" if own else "")
+        return claimed_total
+
+    def _claim_page(self, route: Route, own: bool) -> tuple[list[StreamEntry], dict[str, int]]:
+        idle_ms = 0 if own else int(self.config.claim_idle_seconds * 1000)
+        try:
+            pending = self.client.xpending_range(
+                route.stream,
+                self.config.group,
+                min="-",
+                max="+",
+                count=self.config.read_count,
+                consumername=self.config.consumer if own else None,
+                idle=None if own else idle_ms,
+            )
+        except redis.exceptions.ResponseError as exc:
+            if "NOGROUP" in str(exc):
+                return [], {}
+            raise
+        if not pending:
+            return [], {}
+        by_count: dict[int, list[Any]] = {}
+        for item in pending:
+            message_id = cast(bytes, item["message_id"])
+            by_count.setdefault(int(item["times_delivered"]) + 1, []).append(text(message_id))
+        with self.client.pipeline(transaction=False) as pipe:
+            for retrycount, ids in by_count.items():
+                pipe.xclaim(
+                    route.stream, self.config.group, self.config.consumer, idle_ms, ids,
+                    retrycount=retrycount, justid=True,
+                )  # fmt: skip
+            claimed = [text(i) for batch in pipe.execute() for i in batch]
+        if not claimed:
+            return [], {}
+        deliveries = {i: n for n, ids in by_count.items() for i in ids}
+        with self.client.pipeline(transaction=False) as pipe:
+            for entry_id in claimed:
+                pipe.xrange(route.stream, min=entry_id, max=entry_id, count=1)
+            found = pipe.execute()
+        entries = []
+        for entry_id, reply in zip(claimed, found, strict=True):
+            rows = entry_rows(reply)
+            entries.append(StreamEntry(entry_id, rows[0][1] if rows else {}))
+        entries.sort(key=lambda e: parse_stream_id(e.stream_id))
+        return entries, {e.stream_id: deliveries[e.stream_id] for e in entries}
+
+    # -- committing ---------------------------------------------------------------------------------
+
+    def _commit(self, gathered: Mapping[Route, list[StreamEntry]], deliveries: Mapping[str, int]) -> None:
+        """Validate, plan and, in one MULTI/EXEC, enqueue + dead-letter + XACK everything gathered."""
+        cfg = self.config
+        now = self.clock()
+        with self.client.pipeline(transaction=True) as pipe:
+            handled = enqueued = jobs = dead = deleted = 0
+            for route, entries in gathered.items():
+                live = [e for e in entries if e.fields]
+                gone = [e for e in entries if not e.fields]
+                poisoned = [e for e in live if deliveries.get(e.stream_id, 1) > cfg.max_deliveries]
+                fresh = [e for e in live if deliveries.get(e.stream_id, 1) <= cfg.max_deliveries]
+                accepted, refused = classify_all(fresh, max_bytes=cfg.max_event_bytes)
+                refused += [_poisoned(e, deliveries[e.stream_id]) for e in poisoned]
+                plans = plan_jobs(
+                    accepted, tag=route.tag, max_events=cfg.job_max_events, max_bytes=cfg.job_max_bytes
+                )
+                self._enqueue(pipe, route, plans)
+                for item in refused:
+                    self._dead_letter(pipe, route, item, now, deliveries.get(item.stream_id))
+                pipe.xack(route.stream, cfg.group, *[e.stream_id for e in entries])
+                handled += len(entries)
+                enqueued += len(accepted)
+                jobs += len(plans)
+                dead += len(refused)
+                deleted += len(gone)
+            if jobs:
+                pipe.hincrby(keys.METRICS_PIPELINE, "jobs_enqueued", jobs)
+                pipe.hincrby(keys.METRICS_PIPELINE, "events_enqueued", enqueued)
+            if deleted:
+                pipe.hincrby(keys.METRICS_PIPELINE, "pending_deleted", deleted)
+            pipe.execute()
+        if deleted:
+            log.warning("%d pending entries were deleted from the stream before processing", deleted)
+        self.stats.handled += handled
+        self.stats.enqueued += enqueued
+        self.stats.jobs += jobs
+        self.stats.dead_letters += dead
+        self.stats.deleted += deleted
+
+    def _enqueue(self, pipe: redis.client.Pipeline, route: Route, plans: Sequence[JobPlan]) -> None:
+        if not plans:
+            return
+        for plan in plans:
+            mapping: dict[str | bytes, bytes] = {e.stream_id: e.raw for e in plan.events}
+            mapping[keys.BATCH_STREAM_FIELD] = route.stream.encode()
+            pipe.hset(keys.batch(plan.job_id), mapping=mapping)  # type: ignore[arg-type]
+        queue = self._queues[route.queue]
+        queue.enqueue_many(
+            [
+                Queue.prepare_data(
+                    self.config.job_function,
+                    args=(plan.job_id,),
+                    job_id=plan.job_id,
+                    timeout=self.config.job_timeout_seconds,
+                    result_ttl=0,
+                    retry=self._retry if self.config.job_retries else None,
+                    description=f"{len(plan.events)} events from {route.stream}",
+                )
+                for plan in plans
+            ],
+            pipeline=pipe,
+        )
+
+    def _dead_letter(
+        self, pipe: redis.client.Pipeline, route: Route, item: Refused, now: float, deliveries: int | None
+    ) -> None:
+        fields = dead_letters.fields_for(
+            reason=item.reason,
+            error=item.message,
+            origin_stream=route.stream,
+            origin_id=item.stream_id,
+            payload=item.payload,
+            consumer=self.config.consumer,
+            now=now,
+            deliveries=deliveries,
+        )
+        dead_letters.add(pipe, self.config.dead_stream, fields, max_len=self.config.dead_stream_max_len)
+        reason = item.reason.value
+        self.stats.by_reason[reason] = self.stats.by_reason.get(reason, 0) + 1
+        log.info("dead letter %s from %s: %s: %s", item.stream_id, route.stream, reason, item.message[:200])
+
+    # -- trimming -----------------------------------------------------------------------------------
+
+    def trim(self) -> None:
+        """Trim acknowledged entries from every stream and enforce the hard cap."""
+        for route in self.config.routes:
+            result = trim_stream(self.client, route.stream, max_len=self.config.stream_max_len)
+            self.stats.trimmed_acked += result.acked
+            self.stats.trimmed_over_cap += result.over_cap
+
+
+def _poisoned(entry: StreamEntry, deliveries: int) -> Refused:
+    return Refused(
+        entry.stream_id,
+        DeadLetterReason.TOO_MANY_DELIVERIES,
+        f"delivered {deliveries} times without being acknowledged (a consumer died on it each time?)",
+        entry.fields.get(keys.EVENT_FIELD),
+    )

@@ -1,0 +1,87 @@
+"""Every Redis key and name fixmem uses, in one place, under one prefix (``fixmem:``).
+
+Nothing else builds key strings: modules call these functions or use these constants. Names that are
+settings (the streams, the consumer group, the queue names) have their defaults here and are passed in.
+
+RQ's own keys keep RQ's prefix (``rq:queue:<name>``, ``rq:job:<id>``, ``rq:wip:<name>`` …); fixmem only
+chooses the queue names, which all start with ``fixmem-``.
+
+Layout::
+
+    fixmem:turns                      stream   live turn events (field ``event``)       [setting]
+    fixmem:turns:backfill             stream   replayed turns, read after live ones     [setting]
+    fixmem:dead                       stream   dead letters                             [setting]
+    fixmem:batch:<job id>             hash     stream id -> raw event (+ ``stream``); deleted when done
+    fixmem:lock:project:<digest>      string   lease lock around one project's store write
+    fixmem:reaper:seen:<job id>       string   when the reaper first saw a job stuck between dequeue and start
+    fixmem:reaper:abandoned:<job id>  string   how many times a job's worker died under it
+    fixmem:metrics:events             hash     events by result (recorded, duplicate, skipped_*, dead_letter)
+    fixmem:metrics:entries            hash     entries by outcome (fixed, partial, unverified)
+    fixmem:metrics:rotation_dropped   hash     rotation drops by outcome
+    fixmem:metrics:dead_letters       hash     dead letters by reason
+    fixmem:metrics:pipeline           hash     jobs_enqueued, events_enqueued, reclaimed, trimmed_*, …
+    fixmem:metrics:gauges             hash     last_entry_timestamp_seconds
+    fixmem:metrics:hist:<name>        hash     histogram: cumulative counts ``le=<bound>``, ``sum``, ``count``
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Final
+
+PREFIX: Final = "fixmem"
+
+# Names that are settings: the defaults.
+DEFAULT_STREAM: Final = f"{PREFIX}:turns"
+DEFAULT_BACKFILL_STREAM: Final = f"{PREFIX}:turns:backfill"
+DEFAULT_DEAD_STREAM: Final = f"{PREFIX}:dead"
+DEFAULT_GROUP: Final = PREFIX
+DEFAULT_LIVE_QUEUE: Final = f"{PREFIX}-live"
+DEFAULT_BACKFILL_QUEUE: Final = f"{PREFIX}-backfill"
+
+# The field of a stream entry that holds the event JSON.
+EVENT_FIELD: Final = b"event"
+# The field of a batch hash that names the stream its events came from (the others are stream ids).
+BATCH_STREAM_FIELD: Final = b"stream"
+
+# Fleet counters (hashes; see the module docstring).
+METRICS_EVENTS: Final = f"{PREFIX}:metrics:events"
+METRICS_ENTRIES: Final = f"{PREFIX}:metrics:entries"
+METRICS_ROTATION_DROPPED: Final = f"{PREFIX}:metrics:rotation_dropped"
+METRICS_DEAD_LETTERS: Final = f"{PREFIX}:metrics:dead_letters"
+METRICS_PIPELINE: Final = f"{PREFIX}:metrics:pipeline"
+METRICS_GAUGES: Final = f"{PREFIX}:metrics:gauges"
+HIST_EVENT_TO_ENTRY: Final = f"{PREFIX}:metrics:hist:event_to_entry_seconds"
+HIST_BATCH_DURATION: Final = f"{PREFIX}:metrics:hist:batch_duration_seconds"
+
+ALL_METRICS: Final = (
+    METRICS_EVENTS,
+    METRICS_ENTRIES,
+    METRICS_ROTATION_DROPPED,
+    METRICS_DEAD_LETTERS,
+    METRICS_PIPELINE,
+    METRICS_GAUGES,
+    HIST_EVENT_TO_ENTRY,
+    HIST_BATCH_DURATION,
+)
+
+
+def batch(job_id: str) -> str:
+    """The hash holding one job's events (stream id -> raw event JSON)."""
+    return f"{PREFIX}:batch:{job_id}"
+
+
+def project_lock(owner: str, project_key: str) -> str:
+    """The lease-lock key of one project; a digest keeps hostile names out of the key space."""
+    material = "\x00".join((owner, project_key)).encode("utf-8", "surrogatepass")
+    return f"{PREFIX}:lock:project:{hashlib.sha256(material).hexdigest()[:32]}"
+
+
+def reaper_seen(job_id: str) -> str:
+    """When the reaper first saw ``job_id`` dequeued but not started (unix seconds)."""
+    return f"{PREFIX}:reaper:seen:{job_id}"
+
+
+def reaper_abandoned(job_id: str) -> str:
+    """How many times the worker running ``job_id`` died (counter with an expiry)."""
+    return f"{PREFIX}:reaper:abandoned:{job_id}"

@@ -1,0 +1,104 @@
+"""The publisher SDK harnesses call: validate a turn event, then ``XADD`` it to the stream.
+
+Anything that can ``XADD`` can publish (``redis-cli XADD fixmem:turns '*' event '{…}'``); this SDK adds
+validation before sending, one pipelined round trip for many events, and errors that say what to do.
+Use ``connect(url)`` for a client with socket timeouts, so a dead Redis never blocks the harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import redis
+
+from ingest import keys
+from ingest.connection import connect, describe
+from ingest.errors import InvalidEvent, PublishError
+from ingest.schema import DEFAULT_MAX_EVENT_BYTES, TurnEvent, parse_event, validate_event
+
+EventLike = TurnEvent | Mapping[str, Any] | bytes | str
+
+__all__ = ["CHUNK", "EventLike", "connect", "encode_event", "publish_many", "publish_turn"]
+
+CHUNK = 10_000  # events per pipeline round trip in publish_many
+
+
+def encode_event(event: EventLike, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> bytes:
+    """The wire bytes of ``event`` after validating it.
+
+    Bytes and text are validated and sent as given; models and mappings are validated and encoded.
+    Raises InvalidEvent (with a reason code) when the event is not a valid v1 event or is too large.
+    """
+    if isinstance(event, bytes | str):
+        parse_event(event, max_bytes=max_bytes)
+        return event.encode("utf-8") if isinstance(event, str) else event
+    model = event if isinstance(event, TurnEvent) else validate_event(dict(event))
+    wire = model.to_wire()
+    if len(wire) > max_bytes:
+        parse_event(wire, max_bytes=max_bytes)  # raises the too_large refusal with its message
+    return wire
+
+
+def publish_turn(
+    client: redis.Redis,
+    event: EventLike,
+    *,
+    stream: str = keys.DEFAULT_STREAM,
+    max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+) -> str:
+    """Validate and publish one turn; returns its stream id.
+
+    Raises InvalidEvent when the event is refused, PublishError when Redis does not take it.
+    """
+    return publish_many(client, [event], stream=stream, max_bytes=max_bytes)[0]
+
+
+def publish_many(
+    client: redis.Redis,
+    events: Iterable[EventLike],
+    *,
+    stream: str = keys.DEFAULT_STREAM,
+    max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+) -> list[str]:
+    """Validate all events, then publish them in one pipelined round trip (per 10,000); returns ids.
+
+    Nothing is sent unless every event is valid. Raises InvalidEvent naming the first bad event's
+    position, PublishError when Redis does not take them (then none of that round trip was acked to
+    you: publishing again is safe, the pipeline records each turn once).
+    """
+    wires: list[bytes] = []
+    for index, event in enumerate(events):
+        try:
+            wires.append(encode_event(event, max_bytes=max_bytes))
+        except InvalidEvent as exc:
+            raise InvalidEvent(exc.reason, f"event #{index}: {exc.message}") from exc
+    ids: list[str] = []
+    for start in range(0, len(wires), CHUNK):
+        ids.extend(_xadd_all(client, stream, wires[start : start + CHUNK]))
+    return ids
+
+
+def _xadd_all(client: redis.Redis, stream: str, wires: Sequence[bytes]) -> list[str]:
+    try:
+        with client.pipeline(transaction=False) as pipe:
+            for wire in wires:
+                pipe.xadd(stream, {keys.EVENT_FIELD: wire})
+            results = pipe.execute()
+    except redis.exceptions.ResponseError as exc:
+        raise PublishError(_explain_refusal(exc, stream)) from exc
+    except redis.exceptions.RedisError as exc:
+        raise PublishError(f"could not publish to {describe(client)} ({exc}): is Redis running?") from exc
+    return [r.decode() if isinstance(r, bytes) else str(r) for r in results]
+
+
+def _explain_refusal(exc: redis.exceptions.ResponseError, stream: str) -> str:
+    text = str(exc)
+    if text.startswith("OOM"):
+        return (
+            "Redis refused the event: out of memory (maxmemory reached with noeviction). "
+            "The pipeline is behind or stopped: check `fixmem status`."
+        )
+    if text.startswith("WRONGTYPE"):
+        return f"Redis key {stream!r} exists and is not a stream: choose another FIXMEM_STREAM"
+    return f"Redis refused the event: {text}"
