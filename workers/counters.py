@@ -1,0 +1,198 @@
+"""Fleet-wide counters in Redis: what every batch did, recorded in one pipeline, read back for metrics.
+
+Each job returns a ``BatchReport`` (a value) and ``record`` adds it to Redis hashes (``ingest.keys``
+``METRICS_*``) with ``HINCRBY``/``HINCRBYFLOAT`` in the job's own pipeline, so the counts are the sum over
+every worker process on every host, survive restarts, and need no file per process. ``read_counters``
+returns them for the Prometheus collector and ``fixmem status``. No per-project or per-owner labels.
+
+Histograms keep cumulative bucket counts (``le=<bound>``), ``sum`` and ``count``, as Prometheus exposes
+them. Buckets (seconds):
+
+- ``event_to_entry_seconds`` (publish -> entry on disk; publish time = the stream id's milliseconds):
+  ``EVENT_TO_ENTRY_BUCKETS`` = Prometheus' defaults from 10 ms, extended to 10 minutes for backlogs.
+- ``batch_duration_seconds`` (a job's run time): ``BATCH_DURATION_BUCKETS`` = Prometheus' defaults
+  (5 ms .. 10 s) plus 30 s and 60 s.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import redis
+from redis.client import Pipeline
+
+from ingest import keys
+from ingest.errors import DeadLetterReason
+from store.entry import OUTCOMES
+
+EVENT_RESULTS: Final = (
+    "recorded",
+    "duplicate",
+    "skipped_no_files",
+    "skipped_disabled",
+    "skipped_no_owner",
+    "dead_letter",
+)
+DEAD_LETTER_REASONS: Final = tuple(r.value for r in DeadLetterReason)
+EVENT_TO_ENTRY_BUCKETS: Final = (
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0,
+)  # fmt: skip
+BATCH_DURATION_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+_MAX_SCRIPT = """
+local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if tonumber(ARGV[2]) > current then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 0
+"""
+LAST_ENTRY_FIELD: Final = "last_entry_timestamp_seconds"
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    """What one batch did. Counts by label; latencies in seconds, one per recorded entry."""
+
+    events: Mapping[str, int] = field(default_factory=dict)  # by result (EVENT_RESULTS)
+    entries: Mapping[str, int] = field(default_factory=dict)  # recorded entries by outcome
+    rotation_dropped: Mapping[str, int] = field(default_factory=dict)  # by outcome
+    latencies: Sequence[float] = ()  # publish -> entry on disk
+    duration_seconds: float = 0.0
+    last_entry_ts: float | None = None  # unix seconds the last entry reached disk
+    quarantined: int = 0  # malformed lines the store moved aside
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON value (what the RQ job returns)."""
+        return {
+            "events": dict(self.events),
+            "entries": dict(self.entries),
+            "rotation_dropped": dict(self.rotation_dropped),
+            "latencies": list(self.latencies),
+            "duration_seconds": self.duration_seconds,
+            "last_entry_ts": self.last_entry_ts,
+            "quarantined": self.quarantined,
+        }
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> BatchReport:
+        """The inverse of ``to_json``; raises KeyError/TypeError on a malformed value."""
+        return cls(
+            events=dict(value["events"]),
+            entries=dict(value["entries"]),
+            rotation_dropped=dict(value["rotation_dropped"]),
+            latencies=tuple(value["latencies"]),
+            duration_seconds=float(value["duration_seconds"]),
+            last_entry_ts=value["last_entry_ts"],
+            quarantined=int(value.get("quarantined", 0)),
+        )
+
+
+def cumulative_buckets(values: Iterable[float], bounds: Sequence[float]) -> list[int]:
+    """Cumulative counts of ``values`` <= each bound (pure; ``bounds`` ascending)."""
+    counts = [0] * len(bounds)
+    for value in values:
+        index = bisect.bisect_left(bounds, value)
+        if index < len(bounds):
+            counts[index] += 1
+    running = 0
+    for i, n in enumerate(counts):
+        running += n
+        counts[i] = running
+    return counts
+
+
+def bucket_field(bound: float) -> str:
+    """The hash field of one histogram bucket: ``le=0.005``."""
+    return f"le={bound:g}"
+
+
+def _observe(pipe: Pipeline, key: str, values: Sequence[float], bounds: Sequence[float]) -> None:
+    if not values:
+        return
+    for bound, n in zip(bounds, cumulative_buckets(values, bounds), strict=True):
+        if n:
+            pipe.hincrby(key, bucket_field(bound), n)
+    pipe.hincrby(key, "count", len(values))
+    pipe.hincrbyfloat(key, "sum", float(sum(values)))
+
+
+def record(pipe: Pipeline, report: BatchReport) -> None:
+    """Queue every counter of ``report`` on ``pipe`` (the caller executes it with its other writes).
+
+    The ``dead_letter`` result is skipped: ``ingest.dead_letters.add`` counts it where it writes it.
+    """
+    for result, n in report.events.items():
+        if n and result != "dead_letter":
+            pipe.hincrby(keys.METRICS_EVENTS, result, n)
+    for outcome, n in report.entries.items():
+        if n:
+            pipe.hincrby(keys.METRICS_ENTRIES, outcome, n)
+    for outcome, n in report.rotation_dropped.items():
+        if n:
+            pipe.hincrby(keys.METRICS_ROTATION_DROPPED, outcome, n)
+    if report.quarantined:
+        pipe.hincrby(keys.METRICS_PIPELINE, "lines_quarantined", report.quarantined)
+    _observe(pipe, keys.HIST_EVENT_TO_ENTRY, report.latencies, EVENT_TO_ENTRY_BUCKETS)
+    _observe(pipe, keys.HIST_BATCH_DURATION, [report.duration_seconds], BATCH_DURATION_BUCKETS)
+    pipe.hincrby(keys.METRICS_PIPELINE, "jobs_done", 1)
+    if report.last_entry_ts is not None:
+        pipe.eval(_MAX_SCRIPT, 1, keys.METRICS_GAUGES, LAST_ENTRY_FIELD, repr(report.last_entry_ts))
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """A histogram as stored: cumulative ``(upper bound, count)`` pairs, the sum and the count."""
+
+    buckets: tuple[tuple[float, int], ...]
+    sum: float
+    count: int
+
+
+@dataclass(frozen=True)
+class FleetCounters:
+    """Every fleet counter at one moment; missing labels read as 0."""
+
+    events: Mapping[str, int]
+    entries: Mapping[str, int]
+    rotation_dropped: Mapping[str, int]
+    dead_letters: Mapping[str, int]
+    pipeline: Mapping[str, int]
+    event_to_entry: Histogram
+    batch_duration: Histogram
+    last_entry_ts: float | None
+
+
+def _ints(raw: Mapping[bytes, bytes], labels: Iterable[str] = ()) -> dict[str, int]:
+    values = {label: 0 for label in labels}
+    for k, v in raw.items():
+        values[k.decode()] = int(float(v))
+    return values
+
+
+def _histogram(raw: Mapping[bytes, bytes], bounds: Sequence[float]) -> Histogram:
+    fields = {k.decode(): v for k, v in raw.items()}
+    return Histogram(
+        buckets=tuple((b, int(fields.get(bucket_field(b), 0))) for b in bounds),
+        sum=float(fields.get("sum", 0.0)),
+        count=int(fields.get("count", 0)),
+    )
+
+
+def read_counters(client: redis.Redis) -> FleetCounters:
+    """All fleet counters in one round trip (consistent with each job's MULTI/EXEC)."""
+    with client.pipeline(transaction=True) as pipe:
+        for key in keys.ALL_METRICS:
+            pipe.hgetall(key)
+        raw = dict(zip(keys.ALL_METRICS, pipe.execute(), strict=True))
+    last = raw[keys.METRICS_GAUGES].get(LAST_ENTRY_FIELD.encode())
+    return FleetCounters(
+        events=_ints(raw[keys.METRICS_EVENTS], EVENT_RESULTS),
+        entries=_ints(raw[keys.METRICS_ENTRIES], OUTCOMES),
+        rotation_dropped=_ints(raw[keys.METRICS_ROTATION_DROPPED], OUTCOMES),
+        dead_letters=_ints(raw[keys.METRICS_DEAD_LETTERS], DEAD_LETTER_REASONS),
+        pipeline=_ints(raw[keys.METRICS_PIPELINE]),
+        event_to_entry=_histogram(raw[keys.HIST_EVENT_TO_ENTRY], EVENT_TO_ENTRY_BUCKETS),
+        batch_duration=_histogram(raw[keys.HIST_BATCH_DURATION], BATCH_DURATION_BUCKETS),
+        last_entry_ts=float(last) if last else None,
+    )

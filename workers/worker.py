@@ -1,0 +1,250 @@
+"""The worker process (``fixmem worker``): an RQ SimpleWorker (no fork per job) that loses no work.
+
+What it changes in RQ 3.x, and why:
+
+- **No fork per job** (``SimpleWorker``): a fork costs milliseconds per job (see ``bench/``).
+- **Leases**: a running job's entry in ``rq:wip:<queue>`` expires ``job_lease_seconds`` after its last
+  heartbeat, and a thread renews it every ``heartbeat_seconds`` while the job runs. A SIGKILLed worker
+  stops renewing; the reaper (``workers.reaper``, run by every worker every ``reap_interval_seconds``)
+  requeues its job. Pick-up time after a kill <= lease + reap interval (15 + 5 s by default).
+- **Priority without losing jobs**: the queues are tried in order (live first) with ``LMOVE`` into each
+  queue's intermediate list in one Lua call, then a short ``BLMOVE`` on the first; RQ's own multi-queue
+  path uses ``BLPOP``, which leaves no trace of a job whose worker dies right after dequeuing it.
+- **Maintenance**: the reaper replaces RQ's abandoned-job cleanup (10-minute interval, 15-minute lock);
+  due retries are moved back by the reaper, so no scheduler process is needed.
+- **Reconnects**: ``run_worker`` restarts the work loop after a Redis outage, with backoff, and logs it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from rq import Queue, SimpleWorker
+from rq.exceptions import DequeueTimeout
+from rq.job import Job
+from rq.registry import FailedJobRegistry, FinishedJobRegistry
+from rq.serializers import JSONSerializer
+from rq.worker import WorkerStatus
+
+from ingest.backoff import Backoff
+from ingest.connection import REDIS_DOWN, describe, text
+from workers.reaper import reap_queue
+
+log = logging.getLogger("fixmem.workers.worker")
+
+POLL_SECONDS = 1  # longest block on an empty queue between maintenance checks
+
+_DEQUEUE_IN_ORDER = """
+for i = 1, #KEYS, 2 do
+  local id = redis.call('LMOVE', KEYS[i], KEYS[i + 1], 'LEFT', 'RIGHT')
+  if id then return {KEYS[i], id} end
+end
+return false
+"""
+
+
+class FixmemQueue(Queue):
+    """An RQ queue whose multi-queue dequeue keeps priority order and always leaves a trace."""
+
+    @classmethod
+    def dequeue_any(  # type: ignore[override]  # noqa: PLR0917 - RQ's signature
+        cls,
+        queues: Sequence[Queue],
+        timeout: int | None,
+        connection: redis.Redis,
+        job_class: type[Job] | None = None,
+        serializer: Any = None,
+        death_penalty_class: Any = None,
+    ) -> tuple[Job, Queue] | None:
+        """The next job of the first non-empty queue, moved to that queue's intermediate list.
+
+        Blocks at most ``POLL_SECONDS`` on the first queue when all are empty (None: do not block).
+        Raises DequeueTimeout when the block ends empty.
+        """
+        script = connection.register_script(_DEQUEUE_IN_ORDER)
+        keys = [k for q in queues for k in (q.key, q.intermediate_queue_key)]
+        while True:
+            found = script(keys=keys)
+            if found:
+                queue_key, job_id = text(found[0]), text(found[1])
+            elif timeout is None:
+                return None
+            else:
+                first = queues[0]
+                moved = connection.blmove(first.key, first.intermediate_queue_key, min(timeout, POLL_SECONDS))
+                if moved is None:
+                    raise DequeueTimeout(timeout, first.key)
+                queue_key, job_id = first.key, text(moved)
+            fetched = cls._fetch_dequeued_job(
+                connection, queue_key, job_id,
+                job_class=job_class, serializer=serializer, death_penalty_class=death_penalty_class,
+            )  # fmt: skip
+            if fetched is not None:
+                return fetched
+
+
+class _Lease:
+    """While a job runs: renew its ``rq:wip`` entry and the worker's key every ``interval`` seconds."""
+
+    def __init__(self, worker: FixmemWorker, registry_key: str, member: str) -> None:
+        self.worker = worker
+        self.registry_key = registry_key
+        self.member = member
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease {member}", daemon=True)
+
+    def __enter__(self) -> _Lease:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        lease = self.worker.lease_seconds
+        while not self._stop.wait(self.worker.heartbeat_seconds):
+            try:
+                with self.worker.connection.pipeline(transaction=False) as pipe:
+                    pipe.zadd(self.registry_key, {self.member: time.time() + lease}, xx=True)
+                    pipe.expire(self.worker.key, int(lease) + 60)
+                    pipe.execute()
+            except redis.exceptions.RedisError as exc:  # the next beat may get through
+                log.warning("lease renewal of %s failed: %s", self.member, exc)
+
+
+class FixmemWorker(SimpleWorker):
+    """SimpleWorker with job leases, an ordered lossless dequeue and the fast reaper."""
+
+    queue_class = FixmemQueue
+
+    def __init__(
+        self,
+        queues: Sequence[Queue],
+        *args: Any,
+        lease_seconds: int = 15,
+        heartbeat_seconds: float = 3.0,
+        reap_interval_seconds: float = 5.0,
+        stuck_seconds: float = 10.0,
+        max_abandons: int = 10,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("serializer", JSONSerializer)
+        kwargs.setdefault("worker_ttl", 60)
+        kwargs.setdefault("maintenance_interval", reap_interval_seconds)
+        super().__init__(queues, *args, **kwargs)
+        self.lease_seconds = lease_seconds
+        self.heartbeat_seconds = heartbeat_seconds
+        self.stuck_seconds = stuck_seconds
+        self.max_abandons = max_abandons
+
+    def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
+        """A running job's lease, in seconds (renewed while it runs; see ``_Lease``)."""
+        return self.lease_seconds
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        """Run ``job`` in this process while a thread renews its lease."""
+        execution = self.prepare_execution(job)
+        with _Lease(self, job.started_job_registry.key, execution.composite_key):
+            self.perform_job(job, queue, execution)
+        self.set_state(WorkerStatus.IDLE)
+
+    def prepare_job_execution(self, job: Job, remove_from_intermediate_queue: bool = False) -> None:
+        """As RQ's, but always take the job off its intermediate list (RQ skips it with several queues)."""
+        super().prepare_job_execution(job, remove_from_intermediate_queue=True)
+
+    def clean_registries(self) -> None:
+        """The reaper on every queue, then RQ's expiry of finished and failed entries."""
+        now = time.time()
+        for queue in self.queues:
+            reap_queue(queue, now=now, stuck_seconds=self.stuck_seconds, max_abandons=self.max_abandons)
+            for registry in (FinishedJobRegistry, FailedJobRegistry):
+                registry(queue.name, connection=self.connection, serializer=self.serializer).cleanup()
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """How ``run_worker`` builds its workers (from fixmem's settings)."""
+
+    queues: tuple[str, ...]
+    name: str | None = None
+    lease_seconds: int = 15
+    heartbeat_seconds: float = 3.0
+    reap_interval_seconds: float = 5.0
+    stuck_seconds: float = 10.0
+    max_abandons: int = 10
+
+
+def worker_name(role: str = "worker") -> str:
+    """A unique worker name: host, role, pid and a random suffix (RQ refuses a live duplicate)."""
+    return f"{socket.gethostname()}-{role}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def build_worker(client: redis.Redis, options: WorkerOptions) -> FixmemWorker:
+    """A FixmemWorker on ``options.queues`` (in priority order)."""
+    queues = [FixmemQueue(name, connection=client, serializer=JSONSerializer) for name in options.queues]
+    return FixmemWorker(
+        queues,
+        connection=client,
+        name=options.name or worker_name(),
+        lease_seconds=options.lease_seconds,
+        heartbeat_seconds=options.heartbeat_seconds,
+        reap_interval_seconds=options.reap_interval_seconds,
+        stuck_seconds=options.stuck_seconds,
+        max_abandons=options.max_abandons,
+    )
+
+
+def run_worker(
+    client: redis.Redis,
+    options: WorkerOptions,
+    *,
+    burst: bool = False,
+    max_jobs: int | None = None,
+    stop: threading.Event | None = None,
+) -> int:
+    """Work until stopped (SIGINT/SIGTERM: finish the current job), ``burst`` ends, or ``max_jobs`` ran.
+
+    When the loop ends on a Redis error, wait for Redis with backoff (logged) and start again.
+    Returns how many work loops ran (1 unless Redis went away).
+    """
+    stop = stop or threading.Event()
+    backoff = Backoff()
+    loops = 0
+    while not stop.is_set():
+        worker = build_worker(client, options)
+        loops += 1
+        try:
+            worker.work(burst=burst, max_jobs=max_jobs, logging_level=None)
+        except REDIS_DOWN as exc:
+            log.warning("worker %s lost redis at %s: %s", worker.name, describe(client), exc)
+        if worker._stop_requested or burst or max_jobs is not None:
+            break
+        if not _wait_for_redis(client, backoff, stop):
+            break
+    return loops
+
+
+def _wait_for_redis(client: redis.Redis, backoff: Backoff, stop: threading.Event) -> bool:
+    """Ping with backoff until Redis answers (True) or ``stop`` is set (False); logs each wait."""
+    while not stop.is_set():
+        try:
+            client.ping()
+        except REDIS_DOWN as exc:
+            delay = backoff.next()
+            log.warning("redis unreachable at %s (%s): retrying in %.1fs", describe(client), exc, delay)
+            stop.wait(delay)
+            continue
+        log.info("redis answers at %s again: restarting the work loop", describe(client))
+        backoff.reset()
+        return True
+    return False
