@@ -21,6 +21,7 @@ from store.notes.grammar import (
     parse_memory,
 )
 from store.notes.render import DEFAULT_CEILING, combined_prompt_block, render_notes, stale_flags
+from store.notes.suggest import Suggestion, note_from_fix, promoted_ids, suggest_notes
 
 __all__ = [
     "DEFAULT_CEILING",
@@ -34,11 +35,15 @@ __all__ = [
     "Note",
     "NoteRejected",
     "NotesError",
+    "Suggestion",
     "append_separator",
     "combined_prompt_block",
     "format_note",
     "new_note",
+    "note_from_fix",
     "parse_memory",
+    "promoted_ids",
     "render_notes",
     "stale_flags",
+    "suggest_notes",
 ]
