@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import click
 
+from fixmem.eval_extraction import eval_extraction_command
 from fixmem.notes_cli import notes
 
 
@@ -16,6 +17,7 @@ def cli() -> None:
 
 
 cli.add_command(notes)
+cli.add_command(eval_extraction_command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,7 +25,7 @@ _WIN_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\\\s:\"']+\\)*[^\\\s:\"']+")
 _POSITION = re.compile(r"(\.[A-Za-z0-9]{1,8})(?::\d+){1,2}(?=[\s:),'\"]|$)|(\.[A-Za-z0-9]{1,8})\(\d+,\d+\)")
 _PY_LINE = re.compile(r",? line \d+(?:, column \d+)?")
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_#])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_#.])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
 _SPACE = re.compile(r"\s+")
 
 

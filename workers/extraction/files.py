@@ -162,7 +162,7 @@ def _structured(c: _Collector, index: int, event: ToolEvent, family: Family) -> 
 
 
 def _shell(c: _Collector, index: int, event: ToolEvent) -> None:
-    command = clip(shell_command_of(event.input), c.limits.max_input_chars)
+    command = clip(shell_command_of(event.input), c.limits.max_input_chars) or event.tool.strip().lower()
     start = next(
         (v for k in _CWD_KEYS if isinstance(v := event.input.get(k), str) and v.startswith("/")), c.cwd
     )
@@ -193,7 +193,7 @@ def collect_files(events: Sequence[ToolEvent], resolver: PathResolver, limits: L
         family = family_of(event.tool, event.input)
         if family is Family.READ:
             continue
-        if family is Family.SHELL:
+        if family is Family.SHELL or event.tool.strip().lower() == "submit":
             _shell(c, index, event)
         elif family in {Family.EDIT, Family.WRITE}:
             _structured(c, index, event, family)
@@ -202,7 +202,7 @@ def collect_files(events: Sequence[ToolEvent], resolver: PathResolver, limits: L
                 _diffs_in(c, index, strings_of(event.input, limits.max_input_chars))
         elif family is Family.PYTHON:
             code = event.input.get("code", event.input.get("command", ""))
-            if isinstance(code, str):
+            if isinstance(code, str) and not edit_failed(event.output, event.exit_code, event.ok):
                 for op in python_effects(clip(code, limits.max_input_chars), None):
                     c.add(index, op)
         else:
@@ -257,4 +257,6 @@ def _finish(c: _Collector, limits: Limits) -> FilesResult:
         for name in c.symbols.get(path, []):
             if name not in symbols and len(symbols) < limits.max_symbols:
                 symbols.append(name)
+    qualified = {name.rsplit(".", 1)[-1] for name in symbols if "." in name}
+    symbols = [name for name in symbols if "." in name or name not in qualified]
     return FilesResult(files=files, symbols=symbols, authoritative_diff=authoritative)

@@ -52,6 +52,9 @@ _FAMILIES: dict[str, Family] = {
     **dict.fromkeys(
         ("grep", "glob", "ls", "list_dir", "search", "find_file", "webfetch", "websearch"), Family.READ
     ),
+    **dict.fromkeys(
+        ("goto", "scroll_up", "scroll_down", "search_dir", "search_file", "filemap", "think"), Family.READ
+    ),
     **dict.fromkeys(("run_ipython", "ipython", "ipythonrun", "python", "jupyter"), Family.PYTHON),
 }
 
