@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import click
 
 from fixmem.eval_extraction import eval_extraction_command
-from fixmem.notes_cli import notes
+from fixmem.notes_cli import export, import_, notes
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,6 +17,8 @@ def cli() -> None:
 
 
 cli.add_command(notes)
+cli.add_command(export)
+cli.add_command(import_)
 cli.add_command(eval_extraction_command)
 
 

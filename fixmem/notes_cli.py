@@ -1,135 +1,51 @@
-"""``fixmem notes add|check``: the thin shell around ``store.notes`` (files, git, today's date).
+"""``fixmem notes add|check|suggest|promote``, ``fixmem export`` and ``fixmem import``.
 
-The pure grammar and renderer live in ``store.notes``; this module reads and appends
-``<workspace>/.fixmem/memory.md`` and asks git (a subprocess) for HEAD and the known commits.
+Thin shells: the grammar, renderer and review queue are pure (``store.notes``); the export digest and the
+JSONL parsing are ``store.export``; the memory file and git are ``fixmem.notes_io``. Today's date is read
+here and nowhere else.
 
-Exit codes: 0 ok; 1 (``EXIT_MALFORMED``) when ``notes check`` found malformed lines or the file cannot be
-read; 2 usage errors (click), including a refused note (unknown kind, empty subject).
+Exit codes: 0 ok; 1 (``EXIT_FAILED``) when ``notes check`` found malformed lines, a file or log cannot
+be read or written, a fix id is not found or already promoted, or an import file has invalid lines
+(nothing imported); 2 usage errors (click), including a refused note (unknown kind, empty subject).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
 import click
 
+from fixmem.notes_io import append_note, git_head, known_commits, memory_path, read_memory
 from fixmem.settings import Settings
+from store import FixEntry, FixStore, StoreError
+from store.export import ImportRefused, export_log, import_log
+from store.history import regressions
 from store.notes import (
-    MEMORY_FILE,
+    KINDS,
     MemoryFile,
     MemoryUnreadable,
     Note,
     NoteRejected,
-    append_separator,
-    format_note,
     new_note,
-    parse_memory,
+    note_from_fix,
+    promoted_ids,
     stale_flags,
+    suggest_notes,
 )
 from store.notes.render import STALE_MARK
 
-EXIT_MALFORMED: Final = 1
-GIT_TIMEOUT_SECONDS: Final = 60.0
+EXIT_FAILED: Final = 1
 
 
 class MalformedMemory(click.ClickException):
     """Raised by ``notes check`` when the memory file has malformed lines (exit status 1)."""
 
-    exit_code = EXIT_MALFORMED
-
-
-# -- files -------------------------------------------------------------------------------------------
-
-
-def memory_path(workspace: Path) -> Path:
-    """``<workspace>/.fixmem/memory.md``."""
-    return workspace / MEMORY_FILE
-
-
-def read_memory(workspace: Path) -> MemoryFile | None:
-    """The parsed memory file of ``workspace``, or None when there is none (the ordinary case).
-
-    Raises MemoryUnreadable (naming the path) when it exists and cannot be read or is not UTF-8.
-    """
-    path = memory_path(workspace)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise MemoryUnreadable(f"{path}: {exc.strerror or exc}") from exc
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise MemoryUnreadable(f"{path}:{line}: not UTF-8 (byte {exc.start}); save it as UTF-8") from exc
-    return parse_memory(text)
-
-
-def append_note(workspace: Path, note: Note) -> int:
-    """Append ``note`` to the memory file (created if missing) under an exclusive flock; its header line.
-
-    Raises MemoryUnreadable when the file or its directory cannot be written.
-    """
-    path = memory_path(workspace)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a+b") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)  # released on close
-            handle.seek(0)
-            existing = handle.read()
-            separator = append_separator(existing[-2:].decode("utf-8", errors="replace"))
-            handle.write((separator + format_note(note)).encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError as exc:
-        raise MemoryUnreadable(f"{path}: {exc.strerror or exc}") from exc
-    return existing.count(b"\n") + separator.count("\n") + 1
-
-
-# -- git -----------------------------------------------------------------------------------------------
-
-
-def _git(workspace: Path, *args: str) -> str | None:
-    """stdout of ``git -C workspace args``, or None when git is missing or the command fails."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(workspace), *args],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
-def git_head(workspace: Path) -> str | None:
-    """The abbreviated commit id of the workspace's HEAD, or None (not a repository, no commit yet)."""
-    out = _git(workspace, "rev-parse", "--short", "--verify", "--quiet", "HEAD")
-    head = (out or "").strip().lower()
-    return head or None
-
-
-def known_commits(workspace: Path) -> frozenset[str]:
-    """Full ids of every commit reachable from a ref; empty when nothing could be checked.
-
-    Empty (nothing marked stale) outside a repository, and in a shallow clone, where history is
-    missing by design and every older commit would look gone.
-    """
-    if (_git(workspace, "rev-parse", "--is-shallow-repository") or "").strip() != "false":
-        return frozenset()
-    out = _git(workspace, "rev-list", "--all")
-    return frozenset(out.split()) if out else frozenset()
+    exit_code = EXIT_FAILED
 
 
 # -- commands ------------------------------------------------------------------------------------------
@@ -147,6 +63,25 @@ def _workspace(value: str) -> Path:
     return path.resolve()
 
 
+def _store(ctx: click.Context, data_dir: str | None) -> FixStore:
+    settings = _settings(ctx)
+    root = Path(data_dir).expanduser() if data_dir else settings.data_dir
+    return FixStore(root, cap=settings.rotation_cap)
+
+
+def _memory(where: Path) -> MemoryFile | None:
+    try:
+        return read_memory(where)
+    except MemoryUnreadable as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+owner_option = click.option(
+    "--owner", required=True, envvar="FIXMEM_OWNER", help="Whose fix logs (env FIXMEM_OWNER)."
+)
+data_dir_option = click.option(
+    "--data-dir", default=None, help="The fixmem data directory (default: FIXMEM_DATA_DIR, else XDG)."
+)
 workspace_option = click.option(
     "--workspace",
     "-w",
@@ -220,10 +155,7 @@ def check(ctx: click.Context, workspace: str, fmt: str) -> None:
     where = _workspace(workspace)
     path = memory_path(where)
     ceiling = _settings(ctx).notes_ceiling
-    try:
-        memory = read_memory(where)
-    except MemoryUnreadable as exc:
-        raise click.ClickException(str(exc)) from exc
+    memory = _memory(where)
     known = known_commits(where) if memory is not None else frozenset()
     rows = _check_rows(memory or MemoryFile(), known, ceiling)
     malformed = memory.malformed if memory is not None else ()
@@ -287,3 +219,148 @@ def _check_text(
     for m in memory.malformed:
         what = "block not read" if m.lost_block else "provenance not read"
         click.echo(f"malformed: {path}:{m.line}: {m.text.strip()!r}: {m.reason} ({what})", err=True)
+
+
+# -- the review queue ------------------------------------------------------------------------------
+
+
+@notes.command("suggest")
+@click.option("--project", "-p", required=True, help="The project key whose fix log to read.")
+@owner_option
+@data_dir_option
+@workspace_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def suggest(
+    ctx: click.Context, *, project: str, owner: str, data_dir: str | None, workspace: str, fmt: str
+) -> None:
+    """Propose notes from the fix log (fixes that did not hold, errors fixed 3 times). Writes nothing."""
+    store = _store(ctx, data_dir)
+    memory = _memory(_workspace(workspace)) or MemoryFile()
+    try:
+        entries = store.read(owner, project).entries
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    found = suggest_notes(entries, regressed=regressions(entries), already_promoted=promoted_ids(memory))
+    if fmt == "json":
+        click.echo(json.dumps([asdict(s) for s in found], indent=2))
+        return
+    if not found:
+        click.echo(f"no suggestions for {project!r} ({len(entries)} entries read; nothing was written)")
+        return
+    click.echo(f"{len(found)} suggestion(s) for {project!r} (read-only; nothing was written):")
+    for number, item in enumerate(found, start=1):
+        click.echo(f"\n{number}. {item.kind}: {item.subject}")
+        click.echo(f"   why: {item.reason}")
+        click.echo(f"   evidence: {', '.join(item.evidence)}")
+        click.echo(f"   promote: fixmem notes promote {item.fix_id} --kind {item.kind} --project {project!r}")
+
+
+def _find_fix(store: FixStore, owner: str, project: str | None, fix_id: str) -> FixEntry:
+    try:
+        keys = [project] if project is not None else store.projects(owner)
+        for key in keys:
+            for entry in store.read(owner, key).entries:
+                if entry.id == fix_id:
+                    return entry
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    where = f"project {project!r}" if project is not None else f"any project of {owner!r}"
+    raise click.ClickException(f"no fix {fix_id} in {where}")
+
+
+@notes.command("promote")
+@click.argument("fix_id")
+@click.option("--kind", "-k", required=True, help=f"One of: {', '.join(KINDS)}.")
+@click.option("--subject", "-s", default=None, help="One line (default: the fix's task).")
+@click.option("--project", "-p", default=None, help="The project holding the fix (default: search all).")
+@owner_option
+@data_dir_option
+@workspace_option
+@click.pass_context
+def promote(
+    ctx: click.Context,
+    *,
+    fix_id: str,
+    kind: str,
+    subject: str | None,
+    project: str | None,
+    owner: str,
+    data_dir: str | None,
+    workspace: str,
+) -> None:
+    """Turn a fix a person chose into a note in the memory file (stamped today, the fix's commit)."""
+    where = _workspace(workspace)
+    entry = _find_fix(_store(ctx, data_dir), owner, project, fix_id)
+    memory = _memory(where) or MemoryFile()
+    if fix_id in promoted_ids(memory):
+        line = next(n.line for n in memory.notes if fix_id in n.body)
+        raise click.ClickException(f"{fix_id} is already promoted: {memory_path(where)}:{line}")
+    commit = entry.commit or git_head(where)
+    try:
+        note = note_from_fix(entry, kind, learned=date.today(), commit=commit, subject=subject)
+    except NoteRejected as exc:
+        raise click.UsageError(str(exc)) from exc
+    try:
+        line = append_note(where, note)
+    except MemoryUnreadable as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"promoted {fix_id} as {note.kind} {note.subject!r} at {memory_path(where)}:{line}")
+
+
+# -- export and import ---------------------------------------------------------------------------------
+
+
+@click.command("export")
+@click.option("--project", "-p", required=True, help="The project key whose fix log to export.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["markdown", "jsonl"]), default="markdown", show_default=True
+)
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, writable=True), default="-", show_default=True
+)
+@owner_option
+@data_dir_option
+@click.pass_context
+def export(
+    ctx: click.Context, *, project: str, fmt: str, output: str, owner: str, data_dir: str | None
+) -> None:
+    """Export a project's fix log: a markdown digest to review in a diff, or lossless JSONL."""
+    try:
+        done = export_log(_store(ctx, data_dir), owner, project, "jsonl" if fmt == "jsonl" else "markdown")
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    with click.open_file(output, "wb", atomic=output != "-") as sink:
+        sink.write(done.data)
+    if done.malformed:
+        click.echo(f"warning: {done.malformed} malformed log line(s) were not exported", err=True)
+    if output != "-":
+        click.echo(f"exported {done.entries} entries of {project!r} to {output}", err=True)
+
+
+@click.command("import")
+@click.argument("source", type=click.File("rb"), default="-")
+@click.option("--project", "-p", default=None, help="Refuse entries of any other project.")
+@owner_option
+@data_dir_option
+@click.pass_context
+def import_(ctx: click.Context, source: Any, project: str | None, owner: str, data_dir: str | None) -> None:
+    """Import a JSONL export (file or '-'): ids kept, entries already present skipped."""
+    try:
+        result = import_log(_store(ctx, data_dir), owner, source.read(), project=project)
+    except ImportRefused as exc:
+        for problem in exc.problems:
+            click.echo(f"{source.name}:{problem.line}: {problem.reason}", err=True)
+        raise click.ClickException(f"{len(exc.problems)} invalid line(s); nothing was imported") from exc
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(
+        f"imported {result.added} entries into {', '.join(map(repr, result.projects)) or 'no project'}"
+        f" ({result.already_present} already present, {result.dropped} dropped by rotation)"
+    )
+    if result.changed:
+        click.echo(
+            f"note: {len(result.changed)} entries were stored differently from the file (redacted, or"
+            f" reconciled by meaning): {', '.join(result.changed[:5])}",
+            err=True,
+        )

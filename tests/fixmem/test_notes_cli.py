@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from fixmem.cli import main
+from store import FixEntry, FixStore, entry_id
+from store.export import jsonl_lines
 from store.notes import parse_memory
 
 MEMORY = Path(".fixmem") / "memory.md"
@@ -249,3 +251,179 @@ def test_add_reads_a_multi_line_body_from_stdin(
     code, _, _ = run(capsys, "notes", "add", "-w", str(repo), "-k", "gotcha", "-s", "trace", "--body", "-")
     assert code == 0
     assert parse_memory((repo / MEMORY).read_text()).notes[0].body == "first line\n\n    indented trace"
+
+
+# -- the review queue, export and import (a real store in tmp_path) -----------------------------------
+
+T0 = 1_780_000_000.0
+
+
+def fix(n: int, outcome: str = "fixed", **fields: Any) -> FixEntry:
+    values: dict[str, Any] = {
+        "id": entry_id("alice", "web", f"turn-{n}"),
+        "ts": T0 + n * 86_400,
+        "project": "web",
+        "task": f"fix the flaky login test, take {n}",
+        "files": [f"src/f{n}.py"],
+        "symbols": [],
+        "errors": ["TimeoutError: login timed out after # seconds"],
+        "tests": None,
+        "outcome": outcome,
+        "solution": f"solution {n}",
+        "tags": [],
+    }
+    values.update(fields)
+    return FixEntry.model_validate(values)
+
+
+@pytest.fixture
+def log(data_dir: Path) -> list[FixEntry]:
+    store = FixStore(data_dir)
+    store.append(
+        "alice",
+        "web",
+        [
+            fix(1, errors=["KeyError: 'user'"], files=["src/users.py"], commit="c" * 40),
+            fix(2, outcome="partial", errors=["KeyError: 'user'"], files=["src/users.py"]),
+            fix(3),
+            fix(4),
+            fix(5),
+        ],
+    )
+    return store.read("alice", "web").entries
+
+
+def store_args(data_dir: Path) -> list[str]:
+    return ["--owner", "alice", "--data-dir", str(data_dir)]
+
+
+def test_suggest_proposes_and_writes_nothing(
+    repo: Path, data_dir: Path, log: list[FixEntry], capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = {p: p.read_bytes() for p in data_dir.rglob("*") if p.is_file()}
+    code, out, err = run(capsys, "notes", "suggest", "-p", "web", "-w", str(repo), *store_args(data_dir))
+    assert code == 0, err
+    assert "2 suggestion(s) for 'web' (read-only; nothing was written)" in out
+    assert f"promote: fixmem notes promote {log[0].id} --kind gotcha --project 'web'" in out
+    assert f"promote: fixmem notes promote {log[4].id} --kind gotcha --project 'web'" in out
+    assert "fixed 3 times" in out
+    assert {p: p.read_bytes() for p in data_dir.rglob("*") if p.is_file()} == before
+    assert not (repo / MEMORY).exists()
+    code, out, _ = run(
+        capsys, "notes", "suggest", "-p", "web", "-w", str(repo), *store_args(data_dir), "--format", "json"
+    )
+    assert [s["fix_id"] for s in json.loads(out)] == [log[0].id, log[4].id]
+
+
+def test_promote_writes_the_fix_as_a_note_once(
+    repo: Path, data_dir: Path, log: list[FixEntry], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        capsys, "notes", "promote", log[0].id, "--kind", "gotcha", "-w", str(repo), *store_args(data_dir)
+    )
+    assert code == 0, err
+    assert f"promoted {log[0].id} as gotcha" in out
+    note = parse_memory((repo / MEMORY).read_text()).notes[0]
+    assert (note.kind, note.subject, note.commit) == ("gotcha", log[0].task, "c" * 40)  # the fix's commit
+    assert f"Promoted from {log[0].id} (fixed, " in note.body
+    # A fix without a commit is stamped with the workspace's HEAD; a chosen subject is kept.
+    code, _, _ = run(
+        capsys,
+        "notes",
+        "promote",
+        log[4].id,
+        "-k",
+        "convention",
+        "-s",
+        "retry the login",
+        "-w",
+        str(repo),
+        *store_args(data_dir),
+    )
+    assert code == 0
+    second = parse_memory((repo / MEMORY).read_text()).notes[1]
+    assert (second.subject, second.commit) == ("retry the login", git(repo, "rev-parse", "--short", "HEAD"))
+    # Promoted fixes leave the queue, and promoting one again is refused.
+    _, out, _ = run(capsys, "notes", "suggest", "-p", "web", "-w", str(repo), *store_args(data_dir))
+    assert "no suggestions" in out
+    code, _, err = run(
+        capsys, "notes", "promote", log[0].id, "-k", "gotcha", "-w", str(repo), *store_args(data_dir)
+    )
+    assert code == 1 and "already promoted" in err and f"{repo / MEMORY}:1" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (
+            ["fix-0000000000000000", "-k", "gotcha"],
+            1,
+            "no fix fix-0000000000000000 in any project of 'alice'",
+        ),
+        (
+            ["fix-0000000000000000", "-k", "gotcha", "-p", "web"],
+            1,
+            "no fix fix-0000000000000000 in project 'web'",
+        ),
+    ],
+)
+def test_promote_says_what_is_wrong(
+    repo: Path,
+    data_dir: Path,
+    log: list[FixEntry],
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    code: int,
+    message: str,
+) -> None:
+    got, _, err = run(capsys, "notes", "promote", *args, "-w", str(repo), *store_args(data_dir))
+    assert (got, message in err) == (code, True)
+    got, _, err = run(
+        capsys, "notes", "promote", log[0].id, "-k", "diary", "-w", str(repo), *store_args(data_dir)
+    )
+    assert got == 2 and "'diary' is not a kind of note" in err
+    assert not (repo / MEMORY).exists()
+
+
+def test_export_markdown_to_stdout(
+    data_dir: Path, log: list[FixEntry], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "export", "-p", "web", "--format", "markdown", *store_args(data_dir))
+    assert code == 0
+    assert out.startswith("# Fix log: web\n")
+    assert "## `src/users.py`" in out and "### `KeyError: 'user'`" in out
+    assert f"**regressed**: `{log[1].id}` failed again on" in out
+
+
+def test_export_jsonl_then_import_round_trips(
+    tmp_path: Path,
+    data_dir: Path,
+    log: list[FixEntry],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dump = tmp_path / "web.jsonl"
+    code, _, err = run(
+        capsys, "export", "-p", "web", "--format", "jsonl", "-o", str(dump), *store_args(data_dir)
+    )
+    assert code == 0 and "exported 5 entries" in err
+    other = tmp_path / "other"
+    monkeypatch.setenv("FIXMEM_OWNER", "alice")
+    code, out, err = run(capsys, "import", str(dump), "--data-dir", str(other))
+    assert code == 0, err
+    assert "imported 5 entries into 'web' (0 already present, 0 dropped by rotation)" in out
+    assert FixStore(other).read("alice", "web").entries == log
+    code, out, _ = run(capsys, "import", str(dump), "--data-dir", str(other), "-p", "web")
+    assert "imported 0 entries into 'web' (5 already present" in out
+
+
+def test_import_of_a_bad_file_names_each_line_and_imports_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = tmp_path / "bad.jsonl"
+    dump.write_bytes(b"".join(jsonl_lines([fix(1)])) + b"not json\n" + b'{"id": 1}\n')
+    code, _, err = run(capsys, "import", str(dump), "--owner", "alice", "--data-dir", str(tmp_path / "d"))
+    assert code == 1
+    assert f"{dump}:2: not JSON" in err and f"{dump}:3: " in err
+    assert "2 invalid line(s); nothing was imported" in err
+    assert FixStore(tmp_path / "d").projects("alice") == []

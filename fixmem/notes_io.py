@@ -1,0 +1,111 @@
+"""The workspace side of project notes: ``.fixmem/memory.md`` on disk, and git (a subprocess).
+
+Thin I/O for ``store.notes`` (which is pure). Used by ``fixmem notes`` and by anything that builds the
+combined prompt block for a workspace: ``read_memory(w)`` and ``known_commits(w)`` are its inputs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+from pathlib import Path
+from typing import Final
+
+from store.notes import (
+    MEMORY_FILE,
+    MemoryFile,
+    MemoryUnreadable,
+    Note,
+    append_separator,
+    format_note,
+    parse_memory,
+)
+
+GIT_TIMEOUT_SECONDS: Final = 60.0
+
+
+# -- files -------------------------------------------------------------------------------------------
+
+
+def memory_path(workspace: Path) -> Path:
+    """``<workspace>/.fixmem/memory.md``."""
+    return workspace / MEMORY_FILE
+
+
+def read_memory(workspace: Path) -> MemoryFile | None:
+    """The parsed memory file of ``workspace``, or None when there is none (the ordinary case).
+
+    Raises MemoryUnreadable (naming the path) when it exists and cannot be read or is not UTF-8.
+    """
+    path = memory_path(workspace)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise MemoryUnreadable(f"{path}: {exc.strerror or exc}") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise MemoryUnreadable(f"{path}:{line}: not UTF-8 (byte {exc.start}); save it as UTF-8") from exc
+    return parse_memory(text)
+
+
+def append_note(workspace: Path, note: Note) -> int:
+    """Append ``note`` to the memory file (created if missing) under an exclusive flock; its header line.
+
+    Raises MemoryUnreadable when the file or its directory cannot be written.
+    """
+    path = memory_path(workspace)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released on close
+            handle.seek(0)
+            existing = handle.read()
+            separator = append_separator(existing[-2:].decode("utf-8", errors="replace"))
+            handle.write((separator + format_note(note)).encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise MemoryUnreadable(f"{path}: {exc.strerror or exc}") from exc
+    return existing.count(b"\n") + separator.count("\n") + 1
+
+
+# -- git -----------------------------------------------------------------------------------------------
+
+
+def _git(workspace: Path, *args: str) -> str | None:
+    """stdout of ``git -C workspace args``, or None when git is missing or the command fails."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(workspace), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_head(workspace: Path) -> str | None:
+    """The abbreviated commit id of the workspace's HEAD, or None (not a repository, no commit yet)."""
+    out = _git(workspace, "rev-parse", "--short", "--verify", "--quiet", "HEAD")
+    head = (out or "").strip().lower()
+    return head or None
+
+
+def known_commits(workspace: Path) -> frozenset[str]:
+    """Full ids of every commit reachable from a ref; empty when nothing could be checked.
+
+    Empty (nothing marked stale) outside a repository, and in a shallow clone, where history is
+    missing by design and every older commit would look gone.
+    """
+    if (_git(workspace, "rev-parse", "--is-shallow-repository") or "").strip() != "false":
+        return frozenset()
+    out = _git(workspace, "rev-list", "--all")
+    return frozenset(out.split()) if out else frozenset()
