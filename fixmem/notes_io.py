@@ -1,7 +1,7 @@
 """The workspace side of project notes: ``.fixmem/memory.md`` on disk, and git (a subprocess).
 
-Thin I/O for ``store.notes`` (which is pure). Used by ``fixmem notes`` and by anything that builds the
-combined prompt block for a workspace: ``read_memory(w)`` and ``known_commits(w)`` are its inputs.
+Thin I/O for ``store.notes`` (which is pure). Used by ``fixmem notes``, and by whatever builds the prompt
+for an agent working in a workspace: ``workspace_prompt_block`` (notes first, then recalled fixes).
 """
 
 from __future__ import annotations
@@ -9,15 +9,20 @@ from __future__ import annotations
 import fcntl
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from store import FixEntry, Recalled
 from store.notes import (
+    DEFAULT_CEILING,
     MEMORY_FILE,
+    Malformed,
     MemoryFile,
     MemoryUnreadable,
     Note,
     append_separator,
+    combined_prompt_block,
     format_note,
     parse_memory,
 )
@@ -109,3 +114,41 @@ def known_commits(workspace: Path) -> frozenset[str]:
         return frozenset()
     out = _git(workspace, "rev-list", "--all")
     return frozenset(out.split()) if out else frozenset()
+
+
+# -- the combined prompt block for a workspace ---------------------------------------------------------
+
+
+def workspace_prompt_block(
+    workspace: str | os.PathLike[str] | None,
+    recalled: Sequence[Recalled] | Sequence[FixEntry],
+    budget_tokens: int = 600,
+    *,
+    now: float,
+    ceiling: int = DEFAULT_CEILING,
+) -> str:
+    """The workspace's notes, then the recalled fixes, within ``budget_tokens`` (``combined_prompt_block``).
+
+    Reads ``<workspace>/.fixmem/memory.md`` and, only when a note or a fix carries a commit, asks git for
+    the known commits. Never raises for the memory file: one that cannot be read shows as a block that
+    could not be read. Without a workspace, it is the learned fixes alone.
+    """
+    if workspace is None or not os.fspath(workspace):
+        return combined_prompt_block(None, recalled, budget_tokens, now=now, ceiling=ceiling)
+    where = Path(workspace)
+    memory: MemoryFile | None
+    try:
+        memory = read_memory(where)
+    except MemoryUnreadable as exc:
+        memory = MemoryFile(malformed=(Malformed(0, "", str(exc)),))
+    entries = [r.entry if isinstance(r, Recalled) else r for r in recalled]
+    needs_git = any(e.commit for e in entries) or any(n.commit for n in (memory.notes if memory else ()))
+    return combined_prompt_block(
+        memory,
+        recalled,
+        budget_tokens,
+        known_commits=known_commits(where) if needs_git else None,
+        workspace=str(where),
+        now=now,
+        ceiling=ceiling,
+    )

@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 
 from fixmem.cli import main
-from store import FixEntry, FixStore, entry_id
+from fixmem.notes_io import workspace_prompt_block
+from store import FixEntry, FixStore, entry_id, estimate_tokens, prompt_block
 from store.export import jsonl_lines
 from store.notes import parse_memory
+from store.notes.render import STALE_MARK
 
 MEMORY = Path(".fixmem") / "memory.md"
 
@@ -427,3 +429,35 @@ def test_import_of_a_bad_file_names_each_line_and_imports_nothing(
     assert f"{dump}:2: not JSON" in err and f"{dump}:3: " in err
     assert "2 invalid line(s); nothing was imported" in err
     assert FixStore(tmp_path / "d").projects("alice") == []
+
+
+# -- the combined block for a workspace -----------------------------------------------------------------
+
+
+def test_workspace_prompt_block_puts_notes_first_and_marks_history_rewrites(
+    repo: Path, data_dir: Path, log: list[FixEntry], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, "notes", "add", "-w", str(repo), "-k", "gotcha", "-s", "users are cached per request")
+    git(repo, "commit", "-q", "--amend", "-m", "rewritten")
+    run(capsys, "notes", "add", "-w", str(repo), "-k", "decision", "-s", "login retries once")
+    recalled = FixStore(data_dir).recall(
+        "alice", "web", "login timed out", errors=["TimeoutError"], now=T0 + 9e5
+    )
+    assert recalled
+    block = workspace_prompt_block(repo, recalled, 600, now=T0 + 9e5)
+    assert estimate_tokens(block) <= 600
+    lines = block.split("\n")
+    assert lines[0].startswith("Notes written by people")
+    assert lines[1].startswith("- decision: login retries once")
+    assert lines[2].startswith("- gotcha: users are cached per request") and lines[2].endswith(STALE_MARK)
+    assert "Past fixes in this project:" in lines
+    assert workspace_prompt_block(None, recalled, 600, now=T0 + 9e5) == prompt_block(
+        recalled, 600, now=T0 + 9e5
+    )
+
+
+def test_workspace_prompt_block_survives_an_unreadable_memory_file(repo: Path) -> None:
+    (repo / MEMORY).parent.mkdir()
+    (repo / MEMORY).write_bytes(b"## gotcha: \xff\n")
+    block = workspace_prompt_block(repo, [], 600, now=T0)
+    assert block.endswith("(1 block in the memory file could not be read)")
