@@ -25,7 +25,7 @@ _WIN_PATH = re.compile(r"\b[A-Za-z]:\\(?:[^\\\s:\"']+\\)*[^\\\s:\"']+")
 _POSITION = re.compile(r"(\.[A-Za-z0-9]{1,8})(?::\d+){1,2}(?=[\s:),'\"]|$)|(\.[A-Za-z0-9]{1,8})\(\d+,\d+\)")
 _PY_LINE = re.compile(r",? line \d+(?:, column \d+)?")
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_#.])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_#.])\d+(?:[.,]\d+)*(?![0-9_]|x#)")
 _SPACE = re.compile(r"\s+")
 
 
@@ -41,9 +41,9 @@ def normalize_error(line: str, *, workspace: str | None = None, limit: int = 200
     """The normalized form of one error line (see the module docstring for the rules)."""
     text = _ANSI.sub("", line)
     text = _SPACE.sub(" ", text).strip()
+    text = _POSITION.sub(lambda m: m.group(1) or m.group(2), text)
     text = _ABS_PATH.sub(lambda m: _relative_path(m, workspace or ""), text)
     text = _WIN_PATH.sub("<path>", text)
-    text = _POSITION.sub(lambda m: m.group(1) or m.group(2), text)
     text = _PY_LINE.sub("", text)
     text = _HEX.sub("0x#", text)
     text = _NUMBER.sub("#", text)
@@ -112,8 +112,11 @@ def find_errors(text: str) -> list[str]:
     lines = _ANSI.sub("", text).replace("\r\n", "\n").split("\n")
     found: list[tuple[int, str]] = []
     _python_tracebacks(lines, found)
+    taken = {index for index, _ in found}
     in_e_block = False
     for index, raw in enumerate(lines):
+        if index in taken:
+            continue
         line = raw.rstrip()
         stripped = line.strip()
         if not stripped:
