@@ -155,9 +155,7 @@ def test_revert_removes_the_file() -> None:
 @pytest.mark.parametrize(
     "failed",
     [
-        {
-            "output": "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in /home/u/app/a.py."
-        },
+        {"output": "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in a.py."},
         {"output": "<tool_use_error>String to replace not found in file.</tool_use_error>"},
         {"output": "Your proposed edit has introduced new syntax error(s)."},
         {"ok": False},
@@ -182,7 +180,7 @@ def test_edit_families_and_reads() -> None:
         },
         {"tool": "edit_file", "input": {"target_file": "e.py", "code_edit": "..."}},
         {"tool": "apply_patch", "input": {"input": ENVELOPE}},
-        {"tool": "mystery_tool", "input": {"blob": GIT_DIFF.split("--- not")[0]}},
+        {"tool": "mystery_tool", "input": {"blob": GIT_DIFF.split("--- not", maxsplit=1)[0]}},
         {"tool": "Edit", "input": {"file_path": f"{WS}/same.py", "old_string": "x", "new_string": "x"}},
         {"tool": "Write", "input": {"file_path": "/tmp/notes.txt", "content": "x"}},
     )
