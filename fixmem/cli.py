@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import click
 
+from fixmem.eval_cli import eval_command
 from fixmem.eval_extraction import eval_extraction_command
 from fixmem.notes_cli import export, import_, notes
 
@@ -20,6 +21,7 @@ cli.add_command(notes)
 cli.add_command(export)
 cli.add_command(import_)
 cli.add_command(eval_extraction_command)
+cli.add_command(eval_command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -228,6 +228,7 @@ def parse_dataset(
     """
     projects = [_parse_project(doc, name) for name, doc in project_docs]
     seen_projects: set[tuple[str, str]] = set()
+    workspaces = {(p.spec.owner, p.spec.key) for p in projects if p.spec.workspace_files}
     labels: dict[str, Origin] = {}
     origins: dict[str, Origin] = {}
     for project in projects:
@@ -252,6 +253,11 @@ def parse_dataset(
                 raise DatasetError(
                     f"{name}: query {query.id}: no project ({query.owner!r}, {query.project!r})"
                 )
+            if (
+                any("{workspace}" in f for f in query.files)
+                and (query.owner, query.project) not in workspaces
+            ):
+                raise DatasetError(f"{name}: query {query.id}: uses {{workspace}} but the project has none")
             _check_query(query, labels, name)
             queries.append(query)
     return Dataset(tuple(projects), tuple(queries), origins)
