@@ -1,0 +1,182 @@
+"""The log on disk (real files in tmp_path): torn tails, malformed lines, the index, byte-exact rewrites."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import orjson
+
+from store import FixStore
+from store.index import build_index
+from store.paths import ProjectFiles, project_files
+from tests.store.factories import OWNER, PROJECT, make_entry
+
+
+def _files(data_dir: Path) -> ProjectFiles:
+    return project_files(data_dir / "fix_memory", OWNER, PROJECT)
+
+
+def _quarantined(data_dir: Path) -> list[dict]:  # type: ignore[type-arg]
+    path = _files(data_dir).quarantine
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()] if path.exists() else []
+
+
+def test_a_torn_last_line_is_ignored_by_readers_and_quarantined_by_the_next_writer(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    store.append(OWNER, PROJECT, [make_entry(i, f"task {i}") for i in range(3)])
+    log = _files(data_dir).log
+    torn = b'{"id": "fix-0123456789abcdef", "ts": 1.0, "proj'
+    with log.open("ab") as f:
+        f.write(torn)
+    before = log.read_bytes()
+
+    result = FixStore(data_dir).read(OWNER, PROJECT)  # a reader: may be a write in progress
+    assert len(result.entries) == 3 and result.malformed == [] and result.incomplete_tail
+    assert FixStore(data_dir).stats(OWNER, PROJECT).malformed == 0
+    assert log.read_bytes() == before  # readers never modify
+
+    appended = FixStore(data_dir).append(OWNER, PROJECT, [make_entry(9, "task 9")])
+    assert appended.quarantined == 1
+    assert log.read_bytes().endswith(b"\n")
+    assert [e.task for e in FixStore(data_dir).read(OWNER, PROJECT).entries] == [
+        "task 0", "task 1", "task 2", "task 9",
+    ]  # fmt: skip
+    (record,) = _quarantined(data_dir)
+    assert record["line"] == torn.decode() and record["line_no"] == 4
+    assert record["reason"].startswith("torn last line") and record["source"] == log.name
+
+
+def test_a_complete_entry_missing_only_its_newline_is_kept(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    store.append(OWNER, PROJECT, [make_entry(1, "first")])
+    log = _files(data_dir).log
+    with log.open("ab") as f:
+        f.write(orjson.dumps(make_entry(2, "second").model_dump(mode="json")))
+    result = FixStore(data_dir).append(OWNER, PROJECT, [make_entry(3, "third")])
+    assert result.quarantined == 0
+    assert [e.task for e in FixStore(data_dir).read(OWNER, PROJECT).entries] == ["first", "second", "third"]
+
+
+def _write_lines(data_dir: Path, lines: list[bytes]) -> Path:
+    files = _files(data_dir)
+    files.directory.mkdir(parents=True)
+    files.log.write_bytes(b"".join(line + b"\n" for line in lines))
+    return files.log
+
+
+def _line(n: int, task: str, **extra: object) -> bytes:
+    return orjson.dumps({**make_entry(n, task).model_dump(mode="json"), **extra})
+
+
+def test_malformed_lines_are_reported_kept_on_append_and_quarantined_on_rewrite(data_dir: Path) -> None:
+    good = [_line(i, f"task {i}") for i in range(4)]
+    log = _write_lines(
+        data_dir,
+        [good[0], b"not json at all", good[1], b'{"id": "bad"}', b"[1, 2]", good[2], b"", good[0], good[3]],
+    )
+    store = FixStore(data_dir)
+    result = store.read(OWNER, PROJECT)
+    assert [e.task for e in result.entries] == ["task 0", "task 1", "task 2", "task 3"]
+    reasons = {m.line_no: m.reason for m in result.malformed}
+    assert sorted(reasons) == [2, 4, 5, 8]  # line 7 is blank: not an entry, not an error
+    assert reasons[2].startswith("invalid JSON")
+    assert reasons[4].startswith("invalid entry: id:")
+    assert reasons[5] == "not a JSON object (a list)"
+    assert reasons[8].startswith("duplicate id")
+    assert store.stats(OWNER, PROJECT).malformed == 4
+
+    store.append(OWNER, PROJECT, [make_entry(10, "task 10")])
+    assert b"not json at all" in log.read_bytes()  # an append never drops them
+
+    assert store.forget(OWNER, make_entry(1).id)  # a rewrite moves them out, with their reasons
+    assert b"not json at all" not in log.read_bytes()
+    moved = {r["line_no"]: r for r in _quarantined(data_dir)}
+    assert sorted(moved) == [2, 4, 5, 8]
+    assert moved[2]["line"] == "not json at all" and moved[4]["line"] == '{"id": "bad"}'
+    assert store.read(OWNER, PROJECT).malformed == []
+    assert [e.task for e in store.read(OWNER, PROJECT).entries] == ["task 0", "task 2", "task 3", "task 10"]
+
+
+def test_invalid_utf8_is_quarantined_losslessly(data_dir: Path) -> None:
+    raw = b'{"task": "\xff\xfe broken"}'
+    _write_lines(data_dir, [_line(1, "task 1"), raw, _line(2, "task 2")])
+    store = FixStore(data_dir)
+    assert [m.line_no for m in store.read(OWNER, PROJECT).malformed] == [2]
+    store.forget(OWNER, make_entry(2).id)
+    (record,) = _quarantined(data_dir)
+    assert base64.b64decode(record["line_b64"]) == raw
+
+
+def test_rewrites_keep_other_lines_byte_for_byte_with_unknown_fields(data_dir: Path) -> None:
+    odd = b'{"reviewer":"carol", ' + _line(1, "task 1")[1:]  # unknown field first, another key order
+    log = _write_lines(data_dir, [odd, _line(2, "task 2"), _line(3, "task 3", tool_version=[1, 2])])
+    store = FixStore(data_dir)
+    assert store.forget(OWNER, make_entry(2).id)
+    lines = log.read_bytes().splitlines()
+    assert lines == [odd, _line(3, "task 3", tool_version=[1, 2])]
+    assert store.read(OWNER, PROJECT).entries[0].model_dump()["reviewer"] == "carol"
+
+
+def test_the_index_is_refreshed_after_every_write(data_dir: Path) -> None:
+    store = FixStore(data_dir, cap=3)
+    index = _files(data_dir).index
+
+    def on_disk() -> dict[str, list[str]]:
+        loaded: dict[str, list[str]] = orjson.loads(index.read_bytes())
+        return loaded
+
+    store.append(OWNER, PROJECT, [make_entry(1, "login timeout"), make_entry(2, "pool exhausted")])
+    assert on_disk() == build_index(store.read(OWNER, PROJECT).entries)
+    store.append(OWNER, PROJECT, [make_entry(3, "cache stale"), make_entry(4, "parser crash")])  # rotates
+    assert on_disk() == build_index(store.read(OWNER, PROJECT).entries) and len(on_disk()) == 3
+    store.forget(OWNER, make_entry(4).id)
+    assert on_disk() == build_index(store.read(OWNER, PROJECT).entries) and len(on_disk()) == 2
+
+
+def test_recall_reads_the_index_when_it_matches_the_log(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    entry = make_entry(1, "login timeout")
+    store.append(OWNER, PROJECT, [entry])
+    index = _files(data_dir).index
+    # Same ids, other keywords: a store that reads the index finds the entry by them.
+    index.write_bytes(orjson.dumps({entry.id: ["zanzibar", "quokka"]}))
+    hits = FixStore(data_dir).recall(OWNER, PROJECT, "zanzibar quokka")
+    assert [h.entry.id for h in hits] == [entry.id]
+
+
+def test_a_missing_or_inconsistent_index_is_rebuilt_from_the_log(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    entries = [make_entry(1, "login timeout"), make_entry(2, "database pool exhausted")]
+    store.append(OWNER, PROJECT, entries)
+    index = _files(data_dir).index
+    expected = [h.entry.id for h in FixStore(data_dir).recall(OWNER, PROJECT, "login timeout")]
+    assert expected == [entries[0].id]
+
+    for broken in (None, b"{not json", orjson.dumps({entries[0].id: ["zanzibar"]}), orjson.dumps([1, 2])):
+        if broken is None:
+            index.unlink()
+        else:
+            index.write_bytes(broken)
+        fresh = FixStore(data_dir)
+        assert [h.entry.id for h in fresh.recall(OWNER, PROJECT, "login timeout")] == expected
+        assert fresh.recall(OWNER, PROJECT, "zanzibar") == []  # the stale keyword is not trusted
+        fresh.repair(OWNER, PROJECT)
+        assert orjson.loads(index.read_bytes()) == build_index(entries)
+
+
+def test_a_second_store_sees_every_change_of_the_first(data_dir: Path) -> None:
+    writer, reader = FixStore(data_dir), FixStore(data_dir)
+    assert reader.read(OWNER, PROJECT).entries == []
+    writer.append(OWNER, PROJECT, [make_entry(1, "login timeout")])
+    assert len(reader.read(OWNER, PROJECT).entries) == 1
+    assert reader.recall(OWNER, PROJECT, "login timeout")
+    writer.append(OWNER, PROJECT, [make_entry(2, "pool exhausted")])  # grows: parsed incrementally
+    assert [e.task for e in reader.read(OWNER, PROJECT).entries] == ["login timeout", "pool exhausted"]
+    assert reader.recall(OWNER, PROJECT, "pool exhausted")[0].entry.id == make_entry(2).id
+    writer.forget(OWNER, make_entry(1).id)  # rewritten: a new file
+    assert [e.task for e in reader.read(OWNER, PROJECT).entries] == ["pool exhausted"]
+    assert reader.recall(OWNER, PROJECT, "login timeout") == []
+    # the reader's cache is re-validated by the writer side too
+    reader.append(OWNER, PROJECT, [make_entry(3, "cache stale")])
+    assert len(writer.read(OWNER, PROJECT).entries) == 2

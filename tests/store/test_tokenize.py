@@ -1,0 +1,104 @@
+"""The one tokenizer (index and queries) and the hashed vectors built on it (pure)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from store.tokenize import STOPWORDS, tokenize, unique
+from store.vectors import DIM, cosine, embed, embed_many
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("fix the login timeout bug", ["login", "timeout"]),
+        ("Fix Login Timeout", ["login", "timeout"]),
+        ("get_user_by_id", ["get_user_by_id", "get", "user", "id"]),
+        ("getUserById", ["getuserbyid", "get", "user", "id"]),
+        ("HTTPServerError", ["httpservererror", "http", "server", "error"]),
+        ("ValueError: timeout after # seconds", ["valueerror", "value", "error", "timeout", "seconds"]),
+        ("src/auth/login.py", ["src", "auth", "login", "py"]),
+        ("os.path.join", ["os", "path", "join"]),
+        (
+            "requests.exceptions.ConnectionError",
+            ["requests", "exceptions", "connectionerror", "connection", "error"],
+        ),
+        ("py311 sha256 E0308 TS2345", ["py311", "sha256", "e0308", "ts2345"]),
+        ("3 passed, 12 failed in 0.5s; HTTP 404", ["passed", "failed", "5s", "http", "404"]),
+        ("__init__", ["init"]),
+        ("a I x", []),
+        ("Über große Datei", ["über", "grosse", "datei"]),
+        ("登录超时", ["登录", "录超", "超时"]),
+        ("", []),
+    ],
+)
+def test_tokenize_table(text: str, tokens: list[str]) -> None:
+    assert tokenize(text) == tokens
+
+
+@given(st.text(max_size=200))
+def test_tokens_are_folded_nonempty_and_never_stopwords(text: str) -> None:
+    for token in tokenize(text):
+        assert token and token == token.casefold()
+        assert token not in STOPWORDS
+        assert not any(c.isspace() for c in token)
+
+
+@given(st.text(max_size=100), st.text(max_size=100))
+def test_tokenizing_is_compositional_over_whitespace(a: str, b: str) -> None:
+    assert tokenize(a + " " + b) == tokenize(a) + tokenize(b)
+
+
+def test_unique_keeps_first_seen_order() -> None:
+    assert unique(["b", "a", "b", "c", "a"]) == ["b", "a", "c"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "low", "high"),
+    [
+        ("fix login timeout", "fix the login timeout bug", 0.99, 1.01),
+        ("KeyError in user serializer", "serializer raises KeyError for user", 0.85, 1.0),
+        ("login timeouts", "login timeout", 0.5, 0.95),  # n-grams bring plural forms close
+        ("fix login timeout", "add login rate limiting", 0.0, 0.6),
+        ("update the readme", "fix login timeout", -0.2, 0.2),
+    ],
+)
+def test_cosine_table(a: str, b: str, low: float, high: float) -> None:
+    assert low <= cosine(embed(tokenize(a)), embed(tokenize(b))) <= high
+
+
+@given(st.lists(st.text(min_size=1, max_size=12), max_size=20))
+def test_vectors_are_unit_or_zero(tokens: list[str]) -> None:
+    vector = embed(tokens)
+    assert vector.shape == (DIM,) and vector.dtype == np.float32
+    norm = float(np.linalg.norm(vector))
+    assert norm == pytest.approx(1.0, abs=1e-5) or (norm == 0.0 and not tokens)
+
+
+def test_embed_many_matches_embed() -> None:
+    lists = [tokenize("login timeout"), [], tokenize("database pool exhausted")]
+    matrix = embed_many(lists)
+    for row, tokens in enumerate(lists):
+        assert np.allclose(matrix[row], embed(tokens), atol=1e-6)
+
+
+def test_vectors_are_the_same_in_another_process() -> None:
+    """Feature hashing must not depend on PYTHONHASHSEED (no builtin ``hash``)."""
+    code = "from store.vectors import embed; print(embed(['login','timeout']).tobytes().hex())"
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert outputs == {embed(["login", "timeout"]).tobytes().hex() + "\n"}
