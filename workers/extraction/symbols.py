@@ -135,7 +135,9 @@ def definition(line: str, path: str) -> tuple[int, str] | None:
 
 def _qualified(stack: list[tuple[int, str]], indent: int, name: str) -> list[tuple[int, str]]:
     """The open-definition stack after a definition at ``indent`` opens."""
-    kept = [(i, n) for i, n in stack if i < indent]
+    kept = [
+        (i, n) for i, n in stack if i < indent and (i >= 0 or indent > 0)
+    ]  # a top-level def ends the header's
     return [*kept, (indent, name)]
 
 

@@ -50,7 +50,7 @@ def runner_of(cmd: Command) -> str | None:
         return "script"
     if _PYTHON.match(program):
         while args and args[0].startswith("-") and args[0] != "-m":
-            args = args[1:]
+            args = args[2:] if args[0] in {"-W", "-X"} else args[1:]
         if args[:1] == ["-m"] and len(args) > 1:
             module = args[1]
             return {
