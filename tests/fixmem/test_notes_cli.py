@@ -6,6 +6,7 @@ import io
 import json
 import os
 import subprocess
+from concurrent.futures import ProcessPoolExecutor
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,10 @@ from typing import Any
 import pytest
 
 from fixmem.cli import main
-from fixmem.notes_io import workspace_prompt_block
+from fixmem.notes_io import append_note, workspace_prompt_block
 from store import FixEntry, FixStore, entry_id, estimate_tokens, prompt_block
 from store.export import jsonl_lines
-from store.notes import parse_memory
+from store.notes import new_note, parse_memory
 from store.notes.render import STALE_MARK
 
 MEMORY = Path(".fixmem") / "memory.md"
@@ -461,3 +462,22 @@ def test_workspace_prompt_block_survives_an_unreadable_memory_file(repo: Path) -
     (repo / MEMORY).write_bytes(b"## gotcha: \xff\n")
     block = workspace_prompt_block(repo, [], 600, now=T0)
     assert block.endswith("(1 block in the memory file could not be read)")
+
+
+def _append_many(workspace: str, writer: int) -> None:
+    for i in range(10):
+        note = new_note(
+            "convention", f"writer {writer} note {i}", f"body {writer}/{i}", learned=None, commit=None
+        )
+        append_note(Path(workspace), note)
+
+
+def test_concurrent_appends_keep_every_note_whole(tmp_path: Path) -> None:
+    with ProcessPoolExecutor(max_workers=4) as pool:
+        list(pool.map(_append_many, [str(tmp_path)] * 6, range(6)))
+    memory = parse_memory((tmp_path / MEMORY).read_text())
+    assert memory.malformed == ()
+    assert sorted(n.subject for n in memory.notes) == sorted(
+        f"writer {w} note {i}" for w in range(6) for i in range(10)
+    )
+    assert all(n.body == "body " + n.subject.split()[1] + "/" + n.subject.split()[3] for n in memory.notes)
