@@ -6,9 +6,13 @@ from collections.abc import Sequence
 
 import click
 
+from fixmem.errors import ExitCode, translate
 from fixmem.eval_cli import eval_command
 from fixmem.eval_extraction import eval_extraction_command
+from fixmem.memory_cli import forget_command, recall_command, stats_command
 from fixmem.notes_cli import export, import_, notes
+from fixmem.pipeline_cli import ingest_command, up_command, worker_command
+from fixmem.stream_cli import dead_letters_group, publish_command, status_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,6 +21,19 @@ def cli() -> None:
     """Fix memory for coding agents."""
 
 
+# The pipeline (issue 4): run it, feed it, watch it, query it.
+for _command in (
+    up_command,
+    ingest_command,
+    worker_command,
+    publish_command,
+    status_command,
+    dead_letters_group,
+    recall_command,
+    stats_command,
+    forget_command,
+):
+    cli.add_command(_command)
 cli.add_command(notes)
 cli.add_command(export)
 cli.add_command(import_)
@@ -30,7 +47,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return int(ExitCode.INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
+    except Exception as exc:  # library errors become one line and a named exit code
+        error = translate(exc)
+        if error is None:
+            raise
+        error.show()
+        return error.exit_code
     return 0

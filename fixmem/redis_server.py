@@ -84,7 +84,10 @@ class EmbeddedRedis:
         for _attempt in range(5):
             if self.port == 0 or _attempt:
                 self.port = free_port()
-            self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            # Its own session: a Ctrl-C in the terminal reaches the supervisor, which stops Redis last.
+            self.process = subprocess.Popen(
+                self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            )
             if self._wait_ready(timeout):
                 return self.url
             self.stop()

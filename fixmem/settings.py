@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ingest import keys
 
 ENV_PREFIX = "FIXMEM_"
 
@@ -38,8 +40,40 @@ class Settings(BaseModel):
     redis_url: str | None = None  # None: `fixmem up` starts an embedded redis-server
 
     # Wire contract
-    stream: str = "fixmem:turns"
+    stream: str = keys.DEFAULT_STREAM
     max_event_bytes: int = Field(default=1 << 20, ge=1024)
+
+    # Pipeline (issue 4): streams, consumer, queues, workers. Key defaults live in ingest/keys.py.
+    backfill_stream: str = keys.DEFAULT_BACKFILL_STREAM  # replayed turns; read after live ones
+    dead_stream: str = keys.DEFAULT_DEAD_STREAM
+    dead_stream_max_len: int = Field(default=100_000, ge=100)  # approximate cap on kept dead letters
+    group: str = keys.DEFAULT_GROUP  # consumer group
+    consumer_name: str | None = None  # None: the host name (stable across restarts)
+    live_queue: str = keys.DEFAULT_LIVE_QUEUE
+    backfill_queue: str = keys.DEFAULT_BACKFILL_QUEUE
+    read_count: int = Field(default=500, ge=1, le=10_000)  # entries per XREADGROUP
+    read_block_ms: int = Field(default=1000, ge=1, le=1000)
+    batch_max_events: int = Field(default=5000, ge=1)  # entries gathered per cycle when there is a backlog
+    job_max_events: int = Field(default=2000, ge=1)  # events per RQ job (one project's share of a cycle)
+    job_max_bytes: int = Field(default=16 << 20, ge=1 << 20)
+    claim_idle_seconds: float = Field(default=20.0, gt=0)  # pending this long on a consumer: reclaim
+    claim_interval_seconds: float = Field(default=5.0, gt=0)
+    max_deliveries: int = Field(default=5, ge=1)  # delivered more often than this: dead-lettered
+    stream_max_len: int = Field(default=1_000_000, ge=1000)  # hard cap; trimming past it is counted
+    trim_interval_seconds: float = Field(default=5.0, gt=0)
+    backpressure_jobs: int = Field(default=200, ge=1)  # stop reading while a queue holds more jobs
+    workers: int = Field(default=2, ge=0, le=256)  # worker processes started by `fixmem up`
+    job_timeout_seconds: int = Field(default=300, ge=1)
+    job_retries: int = Field(default=8, ge=0)  # on errors, with backoff 1, 4, 16, … 600 s
+    heartbeat_seconds: float = Field(default=3.0, gt=0)  # running jobs refresh their lease this often
+    job_lease_seconds: int = Field(default=15, ge=2)  # a job whose lease lapses is abandoned
+    reap_interval_seconds: float = Field(default=5.0, gt=0)  # workers look for abandoned jobs this often
+    stuck_seconds: float = Field(default=10.0, gt=0)  # dequeued but not started this long: requeued
+    max_abandons: int = Field(default=10, ge=1)  # a batch whose worker died this often: failed registry
+    store_lock: Literal["redis", "local"] = "redis"  # redis: lease lock per project (multi-host safe)
+    lock_lease_seconds: float = Field(default=10.0, gt=0)  # renewed every third while held
+    lock_wait_seconds: float = Field(default=60.0, gt=0)
+    redis_timeout_seconds: float = Field(default=5.0, gt=0)  # socket timeouts of clients we create
 
     # The memory itself
     fix_memory_enabled: bool = True
@@ -47,6 +81,12 @@ class Settings(BaseModel):
     fix_memory_auto_recall: bool = True
     rotation_cap: int = Field(default=500, ge=1)
     notes_ceiling: int = Field(default=40, ge=0)  # notes of .fixmem/memory.md that reach the prompt
+
+    @model_validator(mode="after")
+    def _leases_outlive_heartbeats(self) -> Settings:
+        if self.heartbeat_seconds * 2 > self.job_lease_seconds:
+            raise ValueError("heartbeat_seconds must be at most half of job_lease_seconds")
+        return self
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

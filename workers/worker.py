@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
@@ -147,6 +147,13 @@ class FixmemWorker(SimpleWorker):
         self.stuck_seconds = stuck_seconds
         self.max_abandons = max_abandons
 
+    stop_requested_by_signal = False
+
+    def request_stop(self, signum: int, frame: Any) -> None:
+        """SIGINT/SIGTERM: finish the current job, then stop (and tell ``run_worker`` not to restart)."""
+        self.stop_requested_by_signal = True
+        super().request_stop(signum, frame)  # type: ignore[no-untyped-call]
+
     def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
         """A running job's lease, in seconds (renewed while it runs; see ``_Lease``)."""
         return self.lease_seconds
@@ -211,23 +218,27 @@ def run_worker(
     burst: bool = False,
     max_jobs: int | None = None,
     stop: threading.Event | None = None,
+    logging_level: str = "WARNING",
 ) -> int:
     """Work until stopped (SIGINT/SIGTERM: finish the current job), ``burst`` ends, or ``max_jobs`` ran.
 
     When the loop ends on a Redis error, wait for Redis with backoff (logged) and start again.
-    Returns how many work loops ran (1 unless Redis went away).
+    ``logging_level`` is RQ's (its INFO logs four lines per job). Returns how many work loops ran (1 unless
+    Redis went away).
     """
     stop = stop or threading.Event()
     backoff = Backoff()
     loops = 0
     while not stop.is_set():
-        worker = build_worker(client, options)
         loops += 1
+        if loops > 1 and options.name:  # the previous loop's registration may still be alive in Redis
+            options = replace(options, name=f"{options.name.rsplit('~', 1)[0]}~{loops}")
+        worker = build_worker(client, options)
         try:
-            worker.work(burst=burst, max_jobs=max_jobs, logging_level=None)
+            worker.work(burst=burst, max_jobs=max_jobs, logging_level=logging_level)
         except REDIS_DOWN as exc:
             log.warning("worker %s lost redis at %s: %s", worker.name, describe(client), exc)
-        if worker._stop_requested or burst or max_jobs is not None:
+        if worker.stop_requested_by_signal or burst or max_jobs is not None:
             break
         if not _wait_for_redis(client, backoff, stop):
             break

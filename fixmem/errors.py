@@ -1,0 +1,81 @@
+"""Named exit codes and the translation of library errors into one-line CLI errors.
+
+Exit codes follow sysexits(3) where one fits:
+
+====  ====================  ============================================================
+0     OK
+1     FAILURE               the command ran and found a problem (e.g. a child kept crashing)
+2     USAGE                 bad arguments (click)
+65    DATA_ERROR            input that is not valid (an event, a JSONL line)
+66    NOT_FOUND             the thing named does not exist (a dead letter, an entry)
+69    REDIS_UNAVAILABLE     Redis cannot be reached, or refuses (OOM, wrong type)
+74    STORE_UNAVAILABLE     the data directory cannot be read or written
+75    TIMEOUT               waited for the pipeline and it did not finish (``up --demo``)
+78    CONFIG_ERROR          a setting or environment variable has a wrong value
+130   INTERRUPTED           stopped by Ctrl-C
+====  ====================  ============================================================
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import click
+import redis
+
+from fixmem.settings import SettingsError
+from store import StoreError
+
+
+class ExitCode(IntEnum):
+    """Process exit statuses of ``fixmem`` (see the module docstring)."""
+
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+    DATA_ERROR = 65
+    NOT_FOUND = 66
+    REDIS_UNAVAILABLE = 69
+    STORE_UNAVAILABLE = 74
+    TIMEOUT = 75
+    CONFIG_ERROR = 78
+    INTERRUPTED = 130
+
+
+class CliError(click.ClickException):
+    """Raised by commands for a one-line error with a named exit code."""
+
+    def __init__(self, message: str, code: ExitCode = ExitCode.FAILURE) -> None:
+        super().__init__(message)
+        self.code = code
+        self.exit_code = int(code)  # type: ignore[misc]  # click declares it on the class; per error here
+
+
+class RedisUnavailable(CliError):
+    """Raised when Redis at ``url`` does not answer."""
+
+    def __init__(self, url: str, detail: str) -> None:
+        super().__init__(
+            f"cannot reach Redis at {url} ({detail}). Start the pipeline with `fixmem up`, or set "
+            "FIXMEM_REDIS_URL to a running Redis >= 6.2.",
+            ExitCode.REDIS_UNAVAILABLE,
+        )
+        self.url = url
+
+
+def translate(exc: BaseException) -> CliError | None:
+    """The CLI error for a library exception that escaped a command, or None to let it propagate."""
+    if isinstance(exc, CliError):
+        return exc
+    if isinstance(exc, SettingsError):
+        return CliError(f"bad setting: {exc}", ExitCode.CONFIG_ERROR)
+    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+        return CliError(f"lost the connection to Redis: {exc}", ExitCode.REDIS_UNAVAILABLE)
+    if isinstance(exc, redis.exceptions.ResponseError) and str(exc).startswith("OOM"):
+        return CliError(
+            "Redis is out of memory (maxmemory with noeviction): the pipeline is behind; see `fixmem status`",
+            ExitCode.REDIS_UNAVAILABLE,
+        )
+    if isinstance(exc, StoreError):
+        return CliError(f"store: {exc}", ExitCode.STORE_UNAVAILABLE)
+    return None

