@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
@@ -76,6 +77,18 @@ def _memory(where: Path) -> MemoryFile | None:
         raise click.ClickException(str(exc)) from exc
 
 
+def _append(where: Path, build: Callable[[], Note]) -> tuple[Note, int]:
+    """Build a note (a refusal is a usage error) and append it; the note and its header line."""
+    try:
+        note = build()
+    except NoteRejected as exc:
+        raise click.UsageError(str(exc)) from exc
+    try:
+        return note, append_note(where, note)
+    except MemoryUnreadable as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 owner_option = click.option(
     "--owner", required=True, envvar="FIXMEM_OWNER", help="Whose fix logs (env FIXMEM_OWNER)."
 )
@@ -108,14 +121,7 @@ def add(workspace: str, kind: str, subject: str, body: str) -> None:
     if body == "-":
         body = sys.stdin.read()
     head = git_head(where)
-    try:
-        note = new_note(kind, subject, body, learned=date.today(), commit=head)
-    except NoteRejected as exc:
-        raise click.UsageError(str(exc)) from exc
-    try:
-        line = append_note(where, note)
-    except MemoryUnreadable as exc:
-        raise click.ClickException(str(exc)) from exc
+    note, line = _append(where, lambda: new_note(kind, subject, body, learned=date.today(), commit=head))
     click.echo(f"added {note.kind} {note.subject!r} at {memory_path(where)}:{line}")
     if head is None:
         click.echo(
@@ -297,14 +303,9 @@ def promote(
         line = next(n.line for n in memory.notes if fix_id in n.body)
         raise click.ClickException(f"{fix_id} is already promoted: {memory_path(where)}:{line}")
     commit = entry.commit or git_head(where)
-    try:
-        note = note_from_fix(entry, kind, learned=date.today(), commit=commit, subject=subject)
-    except NoteRejected as exc:
-        raise click.UsageError(str(exc)) from exc
-    try:
-        line = append_note(where, note)
-    except MemoryUnreadable as exc:
-        raise click.ClickException(str(exc)) from exc
+    note, line = _append(
+        where, lambda: note_from_fix(entry, kind, learned=date.today(), commit=commit, subject=subject)
+    )
     click.echo(f"promoted {fix_id} as {note.kind} {note.subject!r} at {memory_path(where)}:{line}")
 
 
