@@ -99,7 +99,7 @@ def _normalize(record: Any) -> tuple[float | None, str, dict[str, Any]] | None:
     stamp = parse_time(record.get("timestamp"))
     if isinstance(record.get("payload"), dict) and isinstance(record.get("type"), str):
         return stamp, record["type"], record["payload"]
-    if record.get("type") in _ITEM_TYPES:
+    if text(record.get("type")) in _ITEM_TYPES:
         return stamp, "response_item", record
     if "instructions" in record or ("id" in record and "timestamp" in record and "type" not in record):
         return stamp, "session_meta", record

@@ -65,7 +65,7 @@ def _try_json(data: bytes) -> Any:
 
 def _record_format(record: dict[str, Any]) -> str | None:
     """The format whose records look like this one (the first line of a JSONL file, or a whole document)."""
-    kind = record.get("type")
+    kind = record.get("type") if isinstance(record.get("type"), str) else None
     info = record.get("info")
     if record.get("v") == 1 and "owner" in record and "project_key" in record:
         return "events"

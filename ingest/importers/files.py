@@ -83,7 +83,10 @@ def import_file(
         return ImportedFile(path, None, [], f"cannot read file: {exc.strerror or exc}")
     if not data.strip():
         return ImportedFile(path, None, [], "empty file")
-    fmt = detect_format(path, data) if format == "auto" else format
+    try:
+        fmt = detect_format(path, data) if format == "auto" else format
+    except Exception:  # detection is fuzzed to never raise; should it, the file is unrecognized, not fatal
+        fmt = None
     if fmt is None:
         return ImportedFile(path, None, [], f"unrecognized format: not one of {', '.join(FORMATS)}")
     return _parse(path, fmt, data, owner=owner, project=project, root=root)

@@ -30,7 +30,8 @@ from ingest.importers._common import (
 from ingest.schema import TurnEvent
 
 FORMAT = "mini-swe-agent"
-_ACTION = re.compile(r"```(?:bash|sh)?[ \t]*\n(.*?)\n?```", re.DOTALL)
+# mini-swe-agent's own action regex (its default config; newer configs name the block mswea_bash_command)
+_ACTION = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _ELIDED = re.compile(r"<elided_chars>\s*(.*?)\s*</elided_chars>", re.DOTALL)
 _TIMED_OUT = "timed out and has been killed"

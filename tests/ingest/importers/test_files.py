@@ -1,0 +1,194 @@
+"""The file shell: bad files become error results (never exceptions), ids are stable, walks are sorted."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ingest.importers import FORMATS, PARSERS, UnreadableLog, detect_format, import_file, iter_files
+from ingest.schema import DEFAULT_MAX_EVENT_BYTES
+from tests.ingest.importers.support import FIXTURES
+
+LOGS = [
+    "mini-swe-agent/django__django-16255.traj.json",
+    "swe-agent/marshmallow-code__marshmallow-1867.traj",
+    "openhands/multi_swe_bench_example/output.jsonl",
+    "openhands/runtime_trajs/basic_gui_mode.json",
+    "claude-code/-home-dev-src-invoicer/5f0c7a52-3d3e-4b8e-9a51-0d2f6c1e9b47.jsonl",
+    "aider/add-test.md",
+    "codex/handwritten/rollout-2025-09-20T08-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+]
+
+
+def test_formats_are_the_published_names() -> None:
+    assert FORMATS == ("events", "mini-swe-agent", "swe-agent", "openhands", "claude-code", "aider", "codex")
+
+
+@pytest.mark.parametrize("relative", LOGS)
+def test_reimporting_yields_identical_events(relative: str, tmp_path: Path) -> None:
+    first = import_file(FIXTURES / relative, owner="o", root=FIXTURES)
+    second = import_file(FIXTURES / relative, owner="o", root=FIXTURES)
+    assert first.events and [e.to_wire() for e in first.events] == [e.to_wire() for e in second.events]
+    ids = [e.event_id for e in first.events]
+    assert len(set(ids)) == len(ids) and all(i.startswith("bf-") and len(i) == 35 for i in ids)
+    # the same tree under another root is the same set of logs: the identity is the log's own session /
+    # instance id, else the path relative to the root. Aider histories are the exception: their workspace
+    # is the directory they lie in (the log names none), so a moved history is a different source.
+    copy = tmp_path / "elsewhere" / relative
+    shutil.copytree((FIXTURES / relative).parent, copy.parent)
+    pinned = import_file(FIXTURES / relative, owner="o", root=FIXTURES, project="p")
+    moved = import_file(copy, owner="o", root=tmp_path / "elsewhere", project="p")
+    same = [e.event_id for e in moved.events] == [e.event_id for e in pinned.events]
+    assert same is not relative.startswith("aider/")
+
+
+def test_ids_change_with_content_and_owner(tmp_path: Path) -> None:
+    path = FIXTURES / "mini-swe-agent/django__django-16255.traj.json"
+    base = import_file(path, owner="o").events[0]
+    assert import_file(path, owner="someone").events[0].event_id != base.event_id
+    doc = orjson.loads(path.read_bytes())
+    doc["messages"][-1]["content"] += "\n"
+    edited = tmp_path / path.name
+    edited.write_bytes(orjson.dumps(doc))
+    assert import_file(edited, owner="o").events[0].event_id != base.event_id
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "fmt", "message"),
+    [
+        ("empty.jsonl", b"", "auto", "empty file"),
+        ("blank.traj", b" \n\n", "auto", "empty file"),
+        ("binary.bin", bytes(range(256)) * 4, "auto", "unrecognized format"),
+        ("garbage.json", b'{"hello": "world"}', "auto", "unrecognized format"),
+        (
+            "truncated.traj.json",
+            b'{"info": {"mini_version": "1"}, "messages": [{"role": "user", "con',
+            "auto",
+            "not valid JSON",
+        ),
+        ("wrong.traj", b'{"trajectory": 5}', "swe-agent", "trajectory array"),
+        (
+            "torn.jsonl",
+            b'{"v": 1, "ts": 1.0, "owner": "a", "project_key": "p"}\n{"v": 1, "ts"',
+            "auto",
+            "line 2",
+        ),
+        ("oh.jsonl", b'{"instance_id": "a__b-1", "history": "nope"}\n', "openhands", "history"),
+        ("list.json", b"[1, 2]", "openhands", "array of event objects"),
+        ("text.md", b"\xff\xfe#### not utf-8 \x00\x00", "aider", None),
+    ],
+)
+def test_bad_files_give_an_error_result(
+    name: str, data: bytes, fmt: str, message: str | None, tmp_path: Path
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    result = import_file(path, format=fmt, owner="o")
+    if message is None:  # undecodable bytes are replaced: aider finds one request, or nothing
+        assert result.error is None or result.events == []
+    else:
+        assert result.error is not None and message in result.error, result.error
+
+
+def test_missing_file_and_unknown_format(tmp_path: Path) -> None:
+    result = import_file(tmp_path / "nope.jsonl", owner="o")
+    assert result.events == [] and result.error is not None and result.error.startswith("cannot read file")
+    with pytest.raises(ValueError, match="unknown format 'cursor'"):
+        import_file(tmp_path / "nope.jsonl", format="cursor", owner="o")
+
+
+def test_an_invalid_owner_is_an_error_result_not_an_exception() -> None:
+    result = import_file(FIXTURES / "aider/add-test.md", owner="a/b")
+    assert result.events == [] and result.error is not None and "owner" in result.error
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=2048), fmt=st.sampled_from(("auto", *FORMATS)))
+def test_arbitrary_bytes_never_raise(data: bytes, fmt: str, tmp_path: Path) -> None:
+    path = tmp_path / "fuzz.log"
+    path.write_bytes(data)
+    result = import_file(path, format=fmt, owner="o")
+    assert result.error is not None or isinstance(result.events, list)
+
+
+# keys the parsers look for, so generated documents reach deep into them
+KEYS = [
+    "type", "role", "content", "messages", "history", "trajectory", "action", "observation", "args", "id",
+    "cause", "payload", "message", "tool_use_id", "name", "input", "timestamp", "info", "state", "extras",
+    "call_id", "output", "arguments", "isSidechain", "sessionId", "uuid", "instance_id", "issue",
+]  # fmt: skip
+JSONISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=6),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=JSONISH, fmt=st.sampled_from(("auto", *FORMATS)), lines=st.booleans())
+def test_arbitrary_json_shapes_never_raise(doc: object, fmt: str, lines: bool, tmp_path: Path) -> None:
+    path = tmp_path / "fuzz.json"
+    body = orjson.dumps(doc)
+    path.write_bytes(body + b"\n" + body if lines else body)
+    result = import_file(path, format=fmt, owner="o")
+    for event in result.events:
+        assert len(event.to_wire()) <= DEFAULT_MAX_EVENT_BYTES
+
+
+def test_iter_files_walks_sorted_once_and_skips_vcs(tmp_path: Path) -> None:
+    for name in (
+        "b/2.jsonl",
+        "a/1.traj",
+        "a/.aider.chat.history.md",
+        ".git/objects/x",
+        "b/node_modules/y.json",
+        "c.md",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    found = list(iter_files([tmp_path / "b", tmp_path, tmp_path / "c.md", tmp_path / "missing"]))
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == [
+        "a/.aider.chat.history.md",
+        "a/1.traj",
+        "b/2.jsonl",
+        "c.md",
+    ]
+
+
+def test_backfill_over_the_fixture_folder_reads_every_log() -> None:
+    results = [import_file(p, owner="o", root=FIXTURES) for p in iter_files([FIXTURES])]
+    by_format: dict[str | None, int] = {}
+    for result in results:
+        by_format[result.format] = by_format.get(result.format, 0) + len(result.events)
+        if result.format is not None:
+            assert result.error is None, (result.path, result.error)
+    assert by_format["claude-code"] == 3 and by_format["aider"] == 6 and by_format["codex"] == 3
+    assert by_format["swe-agent"] == 3 and by_format["openhands"] == 5
+    assert by_format["mini-swe-agent"] >= 2  # other parts may add trajectories to this folder
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=JSONISH, fmt=st.sampled_from(FORMATS), lines=st.booleans())
+def test_parsers_refuse_malformed_logs_only_with_unreadable_log(doc: object, fmt: str, lines: bool) -> None:
+    """``import_file``'s catch-all is a last resort: the parsers raise nothing but UnreadableLog."""
+    body = orjson.dumps(doc)
+    data = body + b"\n" + body if lines else body
+    with contextlib.suppress(UnreadableLog):
+        PARSERS[fmt](data, source="fuzz.log", owner="o")
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=JSONISH, lines=st.booleans())
+def test_detection_never_raises(doc: object, lines: bool) -> None:
+    body = orjson.dumps(doc)
+    assert detect_format(Path("x.jsonl"), body + b"\n" + body if lines else body) in (None, *FORMATS)
