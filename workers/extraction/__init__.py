@@ -4,13 +4,13 @@ Modules, in the order data flows through them: ``limits`` (scan bounds), ``tools
 ``shell`` / ``shell_writes`` (command lines and the files they write), ``diffs`` (unified diffs, patch
 envelopes), ``paths`` (workspace-relative paths), ``files`` (files touched + symbols), ``symbols``,
 ``errors`` (signatures, ``normalize_error``), ``testruns`` (runners, summaries), ``outcome``, ``solution``
-(solution line, tags) and ``extract`` (the orchestration).
+(solution line, tags) and ``turn`` (``extract``: the orchestration).
 """
 
 from __future__ import annotations
 
 from workers.extraction.errors import normalize_error
-from workers.extraction.extract import EXTRACTOR_VERSION, Extracted, SkipReason, extract
 from workers.extraction.limits import Limits
+from workers.extraction.turn import EXTRACTOR_VERSION, Extracted, SkipReason, extract
 
 __all__ = ["EXTRACTOR_VERSION", "Extracted", "Limits", "SkipReason", "extract", "normalize_error"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ingest.schema import HarnessMeta, ToolEvent
 from store.entry import Outcome, TestRun
+from store.redact import redact
 from workers.extraction.limits import Limits, clip, scan_window
 from workers.extraction.shell import parse_commands
 from workers.extraction.testruns import Summary, parse_summary, runner_of
@@ -91,7 +92,8 @@ def run_of(event: ToolEvent, limits: Limits) -> Run | None:
         if summary
         else ("exit code " + str(event.exit_code) if event.exit_code is not None else "")
     )
-    return Run(runner=runner, command=" ".join(command.split())[:_MAX_COMMAND_CHARS], ok=ok, summary=text)
+    shown = " ".join(redact(command[: _MAX_COMMAND_CHARS * 4]).split())[:_MAX_COMMAND_CHARS]
+    return Run(runner=runner, command=shown, ok=ok, summary=redact(text))
 
 
 def last_run(events: Sequence[ToolEvent], limits: Limits) -> Run | None:

@@ -62,13 +62,17 @@ RuntimeError: wrapped
         ("  ● suite › does a thing\n", ["● suite › does a thing"]),
         ("src/a.ts:3:7 - error TS2322: Type 'x' is bad\n", ["error TS2322: Type 'x' is bad"]),
         ("--- FAIL: TestAdd (0.00s)\n", ["--- FAIL: TestAdd"]),
-        ("panic: runtime error: index out of range [3] with length 3\n",
-         ["panic: runtime error: index out of range [3] with length 3"]),
+        (
+            "panic: runtime error: index out of range [3] with length 3\n",
+            ["panic: runtime error: index out of range [3] with length 3"],
+        ),
         ("./main.go:12:5: undefined: foo\n", ["./main.go: undefined: foo"]),
         ("error[E0425]: cannot find value `x`\n", ["error[E0425]: cannot find value `x`"]),
         ("thread 'm' panicked at 'boom', src/x.rs:2:5\n", ["thread 'm' panicked at src/x.rs:2:5: boom"]),
-        ('Exception in thread "main" java.lang.NullPointerException\n',
-         ['Exception in thread "main" java.lang.NullPointerException']),
+        (
+            'Exception in thread "main" java.lang.NullPointerException\n',
+            ['Exception in thread "main" java.lang.NullPointerException'],
+        ),
         ("x.c:3:9: error: expected ';' before '}' token\n", ["x.c: error: expected ';' before '}' token"]),
         ("bash: pytest: command not found\n", ["pytest: command not found"]),
         ("sh: 1: ponyc: not found\n", ["ponyc: command not found"]),
@@ -80,7 +84,7 @@ RuntimeError: wrapped
         ("log: ValueError handled gracefully\n", []),
         ("", []),
     ],
-)  # fmt: skip
+)
 def test_find_errors(output: str, expected: list[str]) -> None:
     assert find_errors(output) == expected
 

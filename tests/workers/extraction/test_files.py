@@ -163,8 +163,11 @@ def test_revert_removes_the_file() -> None:
     ],
 )
 def test_failed_edits_touch_nothing(failed: dict[str, Any]) -> None:
-    edit = {"tool": "str_replace_editor", "input": {"command": "str_replace", "path": f"{WS}/a.py",
-            "old_str": "x", "new_str": "y"}, **failed}  # fmt: skip
+    edit = {
+        "tool": "str_replace_editor",
+        "input": {"command": "str_replace", "path": f"{WS}/a.py", "old_str": "x", "new_str": "y"},
+        **failed,
+    }
     assert _files(edit) == []
 
 
@@ -184,8 +187,18 @@ def test_edit_families_and_reads() -> None:
         {"tool": "Edit", "input": {"file_path": f"{WS}/same.py", "old_string": "x", "new_string": "x"}},
         {"tool": "Write", "input": {"file_path": "/tmp/notes.txt", "content": "x"}},
     )
-    assert files == ["b.py", "c.py", "d.py", "e.py", "src/app.py", "src/util.py", "src/gone.py",
-                     "src/mv_from.py", "src/mv_to.py", "src/auth.py"]  # fmt: skip
+    assert files == [
+        "b.py",
+        "c.py",
+        "d.py",
+        "e.py",
+        "src/app.py",
+        "src/util.py",
+        "src/gone.py",
+        "src/mv_from.py",
+        "src/mv_to.py",
+        "src/auth.py",
+    ]
 
 
 def test_legacy_tool_event_with_a_diff_field() -> None:

@@ -13,8 +13,8 @@ import pytest
 
 from ingest.schema import ToolEvent, TurnEvent
 from workers.extraction import Limits, extract
-from workers.extraction.extract import collect_errors
 from workers.extraction.outcome import run_of
+from workers.extraction.turn import collect_errors
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "runners"
 HEADER = "# fixmem fixture:"
@@ -169,15 +169,22 @@ def test_every_fixture_is_in_the_table() -> None:
     assert names == set(RUNS)
 
 
-@pytest.mark.parametrize(("first", "last", "outcome"), [
-    ("pytest-fail", "pytest-pass", "fixed"),
-    ("pytest-pass", "pytest-fail", "partial"),
-    ("cargo-test-fail", "cargo-test-pass", "fixed"),
-    ("node-test-pass", "node-test-fail", "partial"),
-    ("go-test-fail", "go-test-pass", "fixed"),
-    ("pytest-fail", "command-not-found", "partial"),  # exit 127 is no test run: the pytest failure decides
-    ("pytest-pass", "pytest-no-tests", "fixed"),  # "no tests ran" is no test run
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("first", "last", "outcome"),
+    [
+        ("pytest-fail", "pytest-pass", "fixed"),
+        ("pytest-pass", "pytest-fail", "partial"),
+        ("cargo-test-fail", "cargo-test-pass", "fixed"),
+        ("node-test-pass", "node-test-fail", "partial"),
+        ("go-test-fail", "go-test-pass", "fixed"),
+        (
+            "pytest-fail",
+            "command-not-found",
+            "partial",
+        ),  # exit 127 is no test run: the pytest failure decides
+        ("pytest-pass", "pytest-no-tests", "fixed"),  # "no tests ran" is no test run
+    ],
+)
 def test_the_last_real_run_decides_the_outcome(first: str, last: str, outcome: str) -> None:
     edit = {
         "tool": "Edit",

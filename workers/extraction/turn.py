@@ -61,13 +61,15 @@ def collect_errors(events: Sequence[ToolEvent], workspace: str, limits: Limits) 
         if not event.output or not _mines_errors(event):
             continue
         for raw in find_errors(scan_window(event.output, limits)):
-            signature = normalize_error(raw, workspace=workspace, limit=limits.max_error_chars)
+            # redact before normalizing: cutting or rewriting digits must never leave half a secret
+            signature = normalize_error(redact(raw), workspace=workspace, limit=limits.max_error_chars)
             add_signature(kept, signature, limits.max_errors)
     return kept
 
 
 def _task(event: TurnEvent, limits: Limits) -> str:
-    return " ".join(clip(event.user_message, limits.max_task_chars * 4).split())[: limits.max_task_chars]
+    window = redact(clip(event.user_message, limits.max_task_chars * 4))
+    return " ".join(window.split())[: limits.max_task_chars]
 
 
 def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()) -> Extracted:  # noqa: B008
@@ -88,17 +90,20 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         tests = TestRun(command=redact(tests.command), ok=tests.ok, summary=redact(tests.summary))
     runner = run.runner if run is not None and event.harness_meta.tests is None else None
     files = [redact(p) for p in touched.files]
+    last_text = next((t for t in reversed(event.round_texts) if t.strip()), "")
     entry = FixEntry(
         id=entry_id(event.owner, event.project_key, event.event_id),
         ts=event.ts,
         project=redact(event.project_key),
-        task=redact(_task(event, limits)),
+        task=_task(event, limits),
         files=files,
         symbols=[redact(s) for s in touched.symbols],
         errors=[redact(e) for e in errors],
         tests=tests,
         outcome=outcome,
-        solution=redact(solution_text(files, tests, event.round_texts[-50:], limits.max_solution_chars)),
+        solution=redact(
+            solution_text(files, tests, [redact(clip(last_text, 4_000))], limits.max_solution_chars)
+        ),
         tags=[redact(t) for t in tags_for(files, runner, errors, outcome)],
         commit=redact(event.harness_meta.commit) if event.harness_meta.commit else None,
         event_id=event.event_id,
