@@ -71,7 +71,9 @@ def translate(exc: BaseException) -> CliError | None:
         return CliError(f"bad setting: {exc}", ExitCode.CONFIG_ERROR)
     if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
         return CliError(f"lost the connection to Redis: {exc}", ExitCode.REDIS_UNAVAILABLE)
-    if isinstance(exc, redis.exceptions.ResponseError) and str(exc).startswith("OOM"):
+    if isinstance(exc, redis.exceptions.OutOfMemoryError) or (
+        isinstance(exc, redis.exceptions.ResponseError) and "maxmemory" in str(exc)
+    ):
         return CliError(
             "Redis is out of memory (maxmemory with noeviction): the pipeline is behind; see `fixmem status`",
             ExitCode.REDIS_UNAVAILABLE,

@@ -94,11 +94,11 @@ def _xadd_all(client: redis.Redis, stream: str, wires: Sequence[bytes]) -> list[
 
 def _explain_refusal(exc: redis.exceptions.ResponseError, stream: str) -> str:
     text = str(exc)
-    if text.startswith("OOM"):
+    if isinstance(exc, redis.exceptions.OutOfMemoryError) or "maxmemory" in text:
         return (
             "Redis refused the event: out of memory (maxmemory reached with noeviction). "
             "The pipeline is behind or stopped: check `fixmem status`."
         )
-    if text.startswith("WRONGTYPE"):
+    if "WRONGTYPE" in text:
         return f"Redis key {stream!r} exists and is not a stream: choose another FIXMEM_STREAM"
     return f"Redis refused the event: {text}"

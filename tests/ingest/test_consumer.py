@@ -1,0 +1,243 @@
+"""The stream consumer on a real Redis: batches, jobs, acks, dead letters, reclaim, backpressure, trim."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from typing import Any
+
+import pytest
+import redis
+from rq import Queue
+from rq.serializers import JSONSerializer
+
+from ingest import keys
+from ingest.batching import StreamEntry
+from ingest.consumer import Consumer, ConsumerConfig
+from ingest.publish import publish_many
+from tests.ingest.turns import turn
+
+LIVE = keys.DEFAULT_LIVE_QUEUE
+BACKFILL = keys.DEFAULT_BACKFILL_QUEUE
+
+
+def config(**overrides: Any) -> ConsumerConfig:
+    base = ConsumerConfig(consumer="c1", read_block_ms=20, claim_idle_seconds=60, trim_interval_seconds=3600)
+    return dataclasses.replace(base, **overrides)
+
+
+def queue(client: redis.Redis, name: str = LIVE) -> Queue:
+    return Queue(name, connection=client, serializer=JSONSerializer)
+
+
+def batch_events(client: redis.Redis, job_id: str) -> dict[str, bytes]:
+    raw = client.hgetall(keys.batch(job_id))
+    return {k.decode(): v for k, v in raw.items() if k != keys.BATCH_STREAM_FIELD}
+
+
+def pending(client: redis.Redis, stream: str = keys.DEFAULT_STREAM) -> int:
+    return int(client.xpending(stream, keys.DEFAULT_GROUP)["pending"])
+
+
+def test_valid_events_become_one_job_per_project_and_are_acked(redis_client: redis.Redis) -> None:
+    events = [turn(i, project=f"p{i % 3}") for i in range(30)]
+    ids = publish_many(redis_client, events)
+    stats = Consumer(redis_client, config()).run(burst=True)
+    assert (stats.handled, stats.enqueued, stats.jobs, stats.dead_letters) == (30, 30, 3, 0)
+    assert pending(redis_client) == 0
+    jobs = queue(redis_client).get_jobs()
+    assert len(jobs) == 3
+    seen: dict[str, bytes] = {}
+    for job in jobs:
+        assert job.func_name == "workers.jobs.process_batch"
+        assert list(job.args) == [job.id]  # the payload is the batch id: small JSON
+        assert job.retries_left == 8
+        events_of_job = batch_events(redis_client, job.id)
+        assert redis_client.hget(keys.batch(job.id), keys.BATCH_STREAM_FIELD) == keys.DEFAULT_STREAM.encode()
+        seen.update(events_of_job)
+    assert sorted(seen) == sorted(ids)
+    raw = redis_client.hget(f"rq:job:{jobs[0].id}", "data")
+    assert raw is not None and b"pickle" not in raw and raw.startswith(b"x")  # rq's zlib'd JSON
+    assert redis_client.hget(keys.METRICS_PIPELINE, "events_enqueued") == b"30"
+
+
+def test_same_entries_plan_the_same_job_ids(redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(i) for i in range(5)])
+    consumer = Consumer(redis_client, config())
+    consumer.setup()
+    reply = redis_client.xreadgroup(keys.DEFAULT_GROUP, "c1", {keys.DEFAULT_STREAM: ">"}, count=10)
+    entries = [StreamEntry(i.decode(), f) for i, f in reply[0][1]]
+    route = consumer.config.routes[0]
+    consumer._commit({route: entries}, {})
+    consumer._commit({route: entries}, {})  # a second consumer after a crash re-plans the same batch
+    assert queue(redis_client).job_ids.count(queue(redis_client).job_ids[0]) == 2
+    assert len(set(queue(redis_client).job_ids)) == 1
+
+
+def test_invalid_events_are_dead_lettered_and_the_rest_go_on(redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(1), turn(2)])
+    redis_client.xadd(keys.DEFAULT_STREAM, {"event": b"{broken"})
+    redis_client.xadd(keys.DEFAULT_STREAM, {"payload": b"{}"})
+    redis_client.xadd(keys.DEFAULT_STREAM, {"event": b'{"v": 2}'})
+    publish_many(redis_client, [turn(3)])
+    stats = Consumer(redis_client, config()).run(burst=True)
+    assert (stats.handled, stats.enqueued, stats.dead_letters) == (6, 3, 3)
+    assert stats.by_reason == {"invalid_json": 1, "missing_field": 1, "unsupported_version": 1}
+    letters = redis_client.xrange(keys.DEFAULT_DEAD_STREAM)
+    assert [f[b"reason"] for _, f in letters] == [b"invalid_json", b"missing_field", b"unsupported_version"]
+    assert letters[0][1][b"event"] == b"{broken"
+    assert pending(redis_client) == 0
+    assert sum(len(batch_events(redis_client, j)) for j in queue(redis_client).job_ids) == 3
+
+
+def test_backfill_stream_goes_to_the_backfill_queue(redis_client: redis.Redis) -> None:
+    publish_many(
+        redis_client, [turn(i, project="old") for i in range(4)], stream=keys.DEFAULT_BACKFILL_STREAM
+    )
+    publish_many(redis_client, [turn(9, project="new")])
+    Consumer(redis_client, config()).run(burst=True)
+    [live_job] = queue(redis_client).job_ids
+    [old_job] = queue(redis_client, BACKFILL).job_ids
+    assert live_job.startswith("fx-live-")
+    assert old_job.startswith("fx-backfill-")
+    assert len(batch_events(redis_client, old_job)) == 4
+
+
+def test_max_events_stops_exactly_and_leaves_the_rest_unread(redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(i) for i in range(25)])
+    stats = Consumer(redis_client, config(read_count=10)).run(max_events=12)
+    assert stats.handled == 12
+    assert pending(redis_client) == 0
+    assert Consumer(redis_client, config(read_count=10)).run(burst=True).handled == 13
+
+
+def test_a_backlog_is_gathered_into_bigger_jobs(redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(i) for i in range(120)])
+    stats = Consumer(redis_client, config(read_count=20, batch_max_events=100)).run(burst=True)
+    assert stats.handled == 120
+    assert sorted(len(batch_events(redis_client, j)) for j in queue(redis_client).job_ids) == [20, 100]
+
+
+def _read_without_ack(client: redis.Redis, consumer: str, count: int = 100) -> list[bytes]:
+    Consumer(client, config(consumer=consumer)).setup()
+    reply = client.xreadgroup(keys.DEFAULT_GROUP, consumer, {keys.DEFAULT_STREAM: ">"}, count=count)
+    return [i for i, _ in reply[0][1]]
+
+
+def test_a_second_consumer_reclaims_what_a_dead_one_held(redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(i) for i in range(10)])
+    held = _read_without_ack(redis_client, "dead-consumer")  # it read, then died before enqueueing
+    assert len(held) == 10 and pending(redis_client) == 10
+    survivor = Consumer(redis_client, config(consumer="c2", claim_idle_seconds=0.2))
+    assert survivor.run(burst=True).handled == 0  # not idle long enough yet: not taken
+    time.sleep(0.3)
+    stats = survivor.run(burst=True)
+    assert (stats.reclaimed, stats.enqueued) == (10, 10)
+    assert pending(redis_client) == 0
+    assert sorted(
+        k.encode() for j in queue(redis_client).job_ids for k in batch_events(redis_client, j)
+    ) == sorted(held)
+
+
+def test_a_restarted_consumer_takes_back_its_own_pending_at_once(redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(i) for i in range(4)])
+    _read_without_ack(redis_client, "c1")
+    stats = Consumer(redis_client, config(consumer="c1", claim_idle_seconds=3600)).run(burst=True)
+    assert (stats.reclaimed, stats.enqueued) == (4, 4)
+    assert pending(redis_client) == 0
+
+
+def test_an_entry_delivered_too_often_is_dead_lettered(redis_client: redis.Redis) -> None:
+    [poison] = publish_many(redis_client, [turn(1)])
+    _read_without_ack(redis_client, "c1")  # delivered once, then its consumer died
+    for _ in range(3):  # three more consumers claimed it and died on it
+        redis_client.xclaim(keys.DEFAULT_STREAM, keys.DEFAULT_GROUP, "c1", 0, [poison])
+    deliveries = redis_client.xpending_range(keys.DEFAULT_STREAM, keys.DEFAULT_GROUP, "-", "+", 1)[0]
+    assert deliveries["times_delivered"] == 4
+    stats = Consumer(redis_client, config(consumer="c1", max_deliveries=4)).run(burst=True)
+    assert (stats.dead_letters, stats.enqueued) == (1, 0)
+    [(_, letter)] = redis_client.xrange(keys.DEFAULT_DEAD_STREAM)
+    assert letter[b"reason"] == b"too_many_deliveries"
+    assert letter[b"deliveries"] == b"5"
+    assert letter[b"origin_id"] == poison.encode()
+    assert letter[b"event"]  # the payload is kept for replay
+
+
+def test_pending_entries_deleted_from_the_stream_are_acked_and_counted(redis_client: redis.Redis) -> None:
+    ids = publish_many(redis_client, [turn(i) for i in range(3)])
+    _read_without_ack(redis_client, "c1")
+    redis_client.xdel(keys.DEFAULT_STREAM, ids[1])
+    stats = Consumer(redis_client, config(consumer="c1")).run(burst=True)
+    assert (stats.enqueued, stats.deleted) == (2, 1)
+    assert pending(redis_client) == 0
+    assert redis_client.hget(keys.METRICS_PIPELINE, "pending_deleted") == b"1"
+
+
+def test_backpressure_pauses_reading_until_the_queue_drains(redis_client: redis.Redis) -> None:
+    live = queue(redis_client)
+    for i in range(3):
+        redis_client.rpush(live.key, f"placeholder-{i}")
+    publish_many(redis_client, [turn(i) for i in range(5)])
+    consumer = Consumer(redis_client, config(backpressure_jobs=2))
+    consumer.setup()
+    assert consumer.cycle(block=False) == 0
+    assert redis_client.xinfo_groups(keys.DEFAULT_STREAM)[0]["last-delivered-id"] == b"0-0"  # unread
+    redis_client.delete(live.key)
+    assert consumer.cycle(block=False) == 5
+
+
+def test_the_loop_stops_when_asked(redis_client: redis.Redis) -> None:
+    stop = threading.Event()
+    consumer = Consumer(redis_client, config(read_block_ms=50))
+    thread = threading.Thread(target=consumer.run, kwargs={"stop": stop})
+    thread.start()
+    publish_many(redis_client, [turn(1)])
+    deadline = time.monotonic() + 10
+    while consumer.stats.handled < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stop.set()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    assert consumer.stats.handled == 1
+
+
+def test_trim_keeps_what_any_group_still_needs(redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(i) for i in range(300)])
+    redis_client.xgroup_create(keys.DEFAULT_STREAM, "archiver", id="0")
+    consumer = Consumer(redis_client, config())
+    consumer.run(burst=True)
+    consumer.trim()
+    assert redis_client.xlen(keys.DEFAULT_STREAM) == 300  # the archiver has read nothing
+    reply = redis_client.xreadgroup("archiver", "a", {keys.DEFAULT_STREAM: ">"}, count=250)
+    read = [i for i, _ in reply[0][1]]
+    redis_client.xack(keys.DEFAULT_STREAM, "archiver", *read[:200])  # acked 200, holds 50
+    consumer.trim()
+    assert 100 <= redis_client.xlen(keys.DEFAULT_STREAM) < 300
+    [(oldest, _)] = redis_client.xrange(keys.DEFAULT_STREAM, count=1)
+    assert oldest <= read[200]  # nothing the archiver still holds was trimmed
+
+
+def test_trim_removes_acknowledged_and_enforces_the_cap(redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(i) for i in range(600)])
+    consumer = Consumer(redis_client, config(stream_max_len=1000))
+    consumer.run(burst=True)
+    consumer.trim()
+    assert redis_client.xlen(keys.DEFAULT_STREAM) < 200  # approximate MINID trim: whole nodes only
+    publish_many(redis_client, [turn(i) for i in range(1200)])
+    capped = Consumer(redis_client, config(stream_max_len=1000))
+    capped.setup()
+    capped.trim()
+    assert redis_client.xlen(keys.DEFAULT_STREAM) == 1000
+    assert capped.stats.trimmed_over_cap > 0
+    assert (
+        int(redis_client.hget(keys.METRICS_PIPELINE, "trimmed_over_cap") or 0)
+        == capped.stats.trimmed_over_cap
+    )
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_both_resp_protocols(redis_url: str, redis_client: redis.Redis, protocol: int) -> None:
+    client = redis.Redis.from_url(redis_url, protocol=protocol)
+    publish_many(client, [turn(i) for i in range(3)])
+    assert Consumer(client, config()).run(burst=True).enqueued == 3
