@@ -108,7 +108,7 @@ def _parse(
             )
         elif fmt == aider.FORMAT:
             # the chat history lives in the repository's root: that directory is the workspace
-            workspace = path.parent.resolve().as_posix()
+            workspace = Path(os.path.abspath(path)).parent.as_posix()
             found = aider.parse(data, source=source, owner=owner, project=project, workspace=workspace)
         else:
             found = PARSERS[fmt](data, source=source, owner=owner, project=project)
@@ -124,11 +124,15 @@ def _parse(
 
 
 def _source(path: Path, root: Path | None) -> str:
-    """The path relative to ``root`` when it lies under it, else the absolute path, in POSIX form."""
-    absolute = path.resolve()
+    """The path relative to ``root`` when it lies under it, else the absolute path, in POSIX form.
+
+    Absolute, not resolved: symlinks are not followed (``resolve`` costs a system call per component).
+    """
+    absolute = Path(os.path.abspath(path))
     if root is not None:
-        base = root.resolve()
-        base = base.parent if base.is_file() else base
+        base = Path(os.path.abspath(root))
+        if absolute == base:  # the root named the file itself
+            return absolute.name
         if absolute.is_relative_to(base):
             return absolute.relative_to(base).as_posix()
     return absolute.as_posix()
