@@ -48,15 +48,20 @@ _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
         REDACTED,
     ),
     ("anthropic_or_openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),
+    ("stripe_key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"), REDACTED),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), REDACTED),
+    ("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), REDACTED),
+    ("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), REDACTED),
+    ("huggingface_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), REDACTED),
+    ("slack_token", re.compile(r"\b(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}"), REDACTED),
     ("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"), REDACTED),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
     (
         "secret_assignment",
         re.compile(
             r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
-            r"private[_-]?key|client[_-]?secret)[A-Za-z0-9_.-]*[\"']?\s*[:=]\s*[\"']?)"
-            r"(?!\[REDACTED\])([^\s\"'&;,(){}\[\]]{6,}+)(?!\()"
+            r"private[_-]?key|client[_-]?secret)(?!iz|s\b|less)[A-Za-z0-9_.-]*[\"']?\s*[:=]\s*[\"']?)"
+            r"(?!\[REDACTED\])([^\s\"'&;,(){}\[\]]{6,}+)(?![(\[])"
         ),
         r"\1" + REDACTED,
     ),
@@ -70,7 +75,8 @@ _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 # entry). Keep this in step with ``_RULES``; tests/store/test_redact_prefilter.py checks it.
 _ANCHORS = re.compile(
     r"(?i)-----BEGIN|authorization|bearer|://|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|gh[pousr]_|github_pat_"
-    r"|sk-|xox[abposr]-|eyJ|passw|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|aws"
+    r"|sk-|xox[abposre]-|xapp-|eyJ|passw|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|aws"
+    r"|[spr]k_live_|[spr]k_test_|AIza|glpat-|npm_|hf_"
 )
 
 
