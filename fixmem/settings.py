@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from ingest import keys
 
@@ -81,6 +81,12 @@ class Settings(BaseModel):
     fix_memory_auto_recall: bool = True
     rotation_cap: int = Field(default=500, ge=1)
     notes_ceiling: int = Field(default=40, ge=0)  # notes of .fixmem/memory.md that reach the prompt
+
+    # HTTP API and metrics (issue 5): `fixmem serve`, also started by `fixmem up`
+    api_host: str = "127.0.0.1"
+    api_port: int = Field(default=8765, ge=0, le=65535)
+    api_tokens: SecretStr | None = None  # bearer tokens -> owners: "token1:alice,token2:bob"
+    api_tokens_file: Path | None = None  # the same, one "token:owner" a line ('#' comments)
 
     @model_validator(mode="after")
     def _leases_outlive_heartbeats(self) -> Settings:
