@@ -243,7 +243,7 @@ def _arguments(action: str, args: dict[str, Any]) -> dict[str, Any]:
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 unpacked = None
             if isinstance(unpacked, dict):
-                arguments.update({str(k): v for k, v in unpacked.items() if v is not None})
+                arguments.update({str(k): v for k, v in unpacked.items() if _json_value(v)})
     if action == "read" and arguments.get("start") == 0 and arguments.get("end") == -1:
         del arguments["start"], arguments["end"]  # the defaults: the whole file
     if action == "edit" and "command" in arguments:
@@ -254,6 +254,15 @@ def _arguments(action: str, args: dict[str, Any]) -> dict[str, Any]:
         if edit is not None:
             arguments["path"] = edit.group("path")
     return arguments
+
+
+def _json_value(value: Any) -> bool:
+    """Whether a Python literal is a plain JSON value (no None, bytes, sets, tuples or complex numbers)."""
+    if isinstance(value, str | bool | int | float):
+        return True
+    if isinstance(value, list):
+        return all(_json_value(v) for v in value)
+    return isinstance(value, dict) and all(isinstance(k, str) and _json_value(v) for k, v in value.items())
 
 
 def _observe(tool: dict[str, Any], observation: str, event: dict[str, Any], draft: TurnDraft) -> None:

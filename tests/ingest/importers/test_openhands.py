@@ -158,3 +158,21 @@ def test_event_list_splits_turns_per_user_message_and_keeps_errors() -> None:
     assert first.ts == 1735725609.0 and second.ts == 1735725662.0
     assert second.tool_events[0].tool == "error" and second.tool_events[0].ok is False
     assert [first.harness_meta.turn, second.harness_meta.turn] == [0, 1]
+
+
+def test_editor_call_literals_that_are_not_json_are_left_out() -> None:
+    """``translated_ipython_code`` is Python: bytes, sets and complex numbers are not coerced into JSON."""
+    call = "{'command': 'create', 'path': '/a', 'file_text': b'x', 'tags': {1}, 'line': 1+2j}"
+    code = f"print(file_editor(**{call}))"
+    events = [
+        {"id": 0, "source": "user", "action": "message", "args": {"content": "make a"}},
+        {
+            "id": 1,
+            "source": "agent",
+            "action": "edit",
+            "args": {"path": "/a", "translated_ipython_code": code},
+        },
+    ]
+    (event,) = parse(orjson.dumps(events), source="s.json", owner="o")
+    assert event.tool_events[0].input == {"path": "/a", "command": "create"}
+    assert len(event.to_wire()) > 0
