@@ -3,8 +3,9 @@
 Usage: ``python evals/tune_recall.py [--trials N] [--seed S] [--json]``. Builds the eval stores once in a
 temporary directory, then evaluates ``N`` random ``RankingWeights`` (plus the current defaults) on the
 ``tune`` queries only, with a fixed seed so a run is reproducible. The objective puts abstention first
-(the issue's hardest bar: injecting irrelevant fixes makes agents worse), then MRR and hit@5:
-``objective = 2 * abstention + MRR + hit@5 - 0.1 * forbidden``. The best few are then scored on the
+(the issue's hardest bar: injecting irrelevant fixes makes agents worse), then MRR and hit@5, then the
+share of injected lines that are relevant:
+``objective = 2 * abstention + MRR + hit@5 + 0.5 * block precision - 0.1 * superseded shown``. The best few are then scored on the
 ``held_out`` queries, which the search never saw; a large gap between the halves is overfitting.
 Nothing is written: copy the chosen values into ``store/ranking.py`` by hand and re-run the store tests.
 """
@@ -39,11 +40,12 @@ SPACE: dict[str, tuple[float, float]] = {
 
 
 def objective(summary: Summary) -> float:
-    """Higher is better: abstention first, then MRR and hit@5, minus superseded entries shown."""
+    """Higher is better: abstention first, then MRR and hit@5, then block precision."""
     return (
         2 * (summary.abstention or 0.0)
         + (summary.mrr or 0.0)
         + (summary.hit_at_5 or 0.0)
+        + 0.5 * (summary.block_precision or 0.0)
         - 0.1 * summary.forbidden_returned
     )
 
