@@ -5,8 +5,9 @@ temporary directory, then evaluates ``N`` random ``RankingWeights`` (plus the cu
 ``tune`` queries only, with a fixed seed so a run is reproducible. The objective puts abstention first
 (the issue's hardest bar: injecting irrelevant fixes makes agents worse), then MRR and hit@5, then the
 share of injected lines that are relevant:
-``objective = 2 * abstention + MRR + hit@5 + 0.5 * block precision - 0.1 * superseded shown``. The best few are then scored on the
-``held_out`` queries, which the search never saw; a large gap between the halves is overfitting.
+``objective = 2 * abstention + MRR + hit@5 + 0.5 * block precision - 0.1 * superseded shown``.
+The best few are then scored on the ``held_out`` queries, which the search never saw; a large gap
+between the halves is overfitting.
 Nothing is written: copy the chosen values into ``store/ranking.py`` by hand and re-run the store tests.
 """
 
