@@ -39,6 +39,7 @@ from store.view import ProjectView, meaning_tokens
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
 DEFAULT_CAP = 500
 CACHE_PROJECTS = 256
+DEFAULT_CACHE_BYTES = 256 << 20
 
 _ID_RE = re.compile(ENTRY_ID_PATTERN)
 
@@ -94,12 +95,15 @@ class FixStore:
         weights: RankingWeights = DEFAULT_WEIGHTS,
         regression_rule: RegressionRule | None = None,
         clock: Callable[[], float] = time.time,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         """A store rooted at ``data_dir``; nothing is created until the first write.
 
         ``cap``: most entries kept per project. ``lock_factory(owner, project_key)``: a context manager held
         around every write of that project (default: flock on the sibling ``.lock`` file; pass a
         distributed lock on network filesystems). ``weights``: recall ranking. ``clock``: unix seconds.
+        ``cache_bytes``: memory for parsed logs and their vectors (about 4 KiB per entry), least
+        recently used projects evicted first.
         Raises ValueError when ``cap`` is below 1.
         """
         if cap < 1:
@@ -113,6 +117,7 @@ class FixStore:
         self._clock = clock
         self._cache: OrderedDict[Path, _Cached] = OrderedDict()
         self._cache_mutex = threading.Lock()
+        self._cache_bytes = cache_bytes
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -143,11 +148,17 @@ class FixStore:
         return current
 
     def _remember(self, path: Path, value: _Cached) -> None:
+        """Keep ``value`` as the newest cache item; evict the least recently used beyond the bounds."""
         with self._cache_mutex:
+            changed = self._cache.get(path) is not value
             self._cache[path] = value
             self._cache.move_to_end(path)
-            while len(self._cache) > CACHE_PROJECTS:
-                self._cache.popitem(last=False)
+            if not changed:
+                return
+            total = sum(c.view.memory_bytes() for c in self._cache.values())
+            while len(self._cache) > 1 and (len(self._cache) > CACHE_PROJECTS or total > self._cache_bytes):
+                _, evicted = self._cache.popitem(last=False)
+                total -= evicted.view.memory_bytes()
 
     def _files(self, owner: str, project_key: str) -> ProjectFiles:
         return project_files(self.root, owner, project_key)
@@ -285,8 +296,9 @@ class FixStore:
             view.vectors,
             fresh,
             new_vectors=new_vectors,
-            live=view.live.tolist(),
+            live=view.live,
             existing_files=view.file_sets,
+            row_of=view.rows,
         )
         grown = view.extend(added, new_vectors=new_vectors)
         dropped: list[FixEntry] = []
@@ -303,7 +315,7 @@ class FixStore:
         else:
             snapshot = log.append_entries(files.log, snapshot, added)
         self._remember(files.log, _Cached(snapshot, grown))
-        log.write_index(files.index, grown.index_object())
+        log.write_index(files.index, grown.index_bytes())
         return AppendResult(added, duplicates, dropped, quarantined)
 
     def forget(self, owner: str, entry_id: str) -> bool:
@@ -333,7 +345,7 @@ class FixStore:
                 )
                 view = current.view.subset(rows)
                 self._remember(files.log, _Cached(snapshot, view))
-                log.write_index(files.index, view.index_object())
+                log.write_index(files.index, view.index_bytes())
                 deleted = True
         return deleted
 
@@ -344,5 +356,5 @@ class FixStore:
             return 0
         with self._lock(owner, project_key, files):
             current, moved = self._prepare(files)
-            log.write_index(files.index, current.view.index_object())
+            log.write_index(files.index, current.view.index_bytes())
             return moved

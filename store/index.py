@@ -2,13 +2,14 @@
 
 On disk the index is ``{id: [keywords...]}`` (``<project-safe>.index.json``); an entry's keywords are the
 unique tokens of its task, solution, errors and symbols. In memory, ``LexicalIndex`` turns the keyword
-lists into a column-major 0/1 matrix over the project's vocabulary, so a query's overlap with every entry
-is one gather and one sum, weighted by smoothed inverse document frequency
+lists into postings (token → rows), so a query's overlap with every entry is a few vectorized
+scatter-adds, weighted by smoothed inverse document frequency
 ``idf(t) = ln(1 + n / df(t))`` (a token in every entry weighs ln 2 ≈ 0.69; a unique one ln(1 + n)).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,35 +62,44 @@ class Overlap:
 
 
 class LexicalIndex:
-    """A project's keyword lists as a weighted term matrix, for vectorized overlap with a query."""
+    """A project's keyword lists as postings (token → entry rows), for vectorized overlap with a query.
+
+    Memory is proportional to the keywords (not entries × vocabulary); a query of *q* known tokens costs
+    *q* scatter-adds over the rows holding them.
+    """
 
     def __init__(self, keyword_lists: Sequence[Sequence[str]]) -> None:
         """Build from one keyword list per entry (row order = entry order)."""
-        self.size = len(keyword_lists)
-        self.vocab: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
+        self.size = n = len(keyword_lists)
+        rows_of: dict[str, list[int]] = {}
         for row, words in enumerate(keyword_lists):
             for word in set(words):
-                rows.append(row)
-                cols.append(self.vocab.setdefault(word, len(self.vocab)))
-        self.matrix = np.zeros((self.size, len(self.vocab)), dtype=np.float32, order="F")
-        self.matrix[rows, cols] = 1.0
-        df = self.matrix.sum(axis=0, dtype=np.float64)
-        self.idf: FloatArray = np.log1p(self.size / np.maximum(df, 1.0))
-        self.unknown_idf = float(np.log1p(max(self.size, 1)))
-        self.entry_weight: FloatArray = self.matrix.astype(np.float64) @ self.idf
+                rows_of.setdefault(word, []).append(row)
+        self.postings: dict[str, npt.NDArray[np.intp]] = {
+            w: np.array(r, dtype=np.intp) for w, r in rows_of.items()
+        }
+        self.idf: dict[str, float] = {w: math.log1p(n / len(r)) for w, r in rows_of.items()}
+        self.unknown_idf = math.log1p(max(n, 1))
+        weight = np.zeros(n, dtype=np.float64)
+        for word, rows in self.postings.items():
+            weight[rows] += self.idf[word]
+        self.entry_weight: FloatArray = weight
 
     def overlap(self, query_tokens: Sequence[str]) -> Overlap:
         """Weighted Jaccard and coverage of the query's unique tokens against every entry."""
         words = unique(list(query_tokens))
-        known = [self.vocab[w] for w in words if w in self.vocab]
-        query_weight = float(self.idf[known].sum()) + self.unknown_idf * (len(words) - len(known))
+        shared = np.zeros(self.size, dtype=np.float64)
+        query_weight = 0.0
+        for word in words:
+            idf = self.idf.get(word)
+            if idf is None:
+                query_weight += self.unknown_idf
+                continue
+            query_weight += idf
+            shared[self.postings[word]] += idf
         if not words or self.size == 0:
-            zeros = np.zeros(self.size, dtype=np.float64)
-            return Overlap(zeros, zeros.copy())
-        shared = self.matrix[:, known].astype(np.float64) @ self.idf[known] if known else np.zeros(self.size)
+            return Overlap(np.zeros(self.size), np.zeros(self.size))
         union = query_weight + self.entry_weight - shared
         jaccard = np.divide(shared, union, out=np.zeros(self.size), where=union > 0)
-        coverage = shared / query_weight if query_weight > 0 else np.zeros(self.size)
+        coverage = shared / query_weight
         return Overlap(jaccard, coverage)

@@ -318,6 +318,10 @@ def read_index(path: Path) -> object:
         return None
 
 
-def write_index(path: Path, index: dict[str, list[str]]) -> None:
-    """Replace the index file atomically (not fsynced: a torn index is detected and rebuilt)."""
-    replace_atomically(path, orjson.dumps(index), durable=False)
+def write_index(path: Path, index: bytes) -> None:
+    """Replace the index file with ``index`` (JSON bytes) atomically.
+
+    Not fsynced: the index is derived, and a torn or stale one is detected (``index.usable_index``) and
+    rebuilt from the log.
+    """
+    replace_atomically(path, index, durable=False)

@@ -19,6 +19,7 @@ import hashlib
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from store.errors import InvalidKey
@@ -87,6 +88,7 @@ def is_log_file(name: str) -> bool:
     return name.endswith(LOG_SUFFIX) and not name.endswith(QUARANTINE_SUFFIX) and not name.startswith(".")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_path(path: str, workspace: str | None = None) -> str:
     """One spelling per file: ``./src/x.py``, ``src/x.py`` and ``<workspace>/src/x.py`` give ``src/x.py``.
 

@@ -15,9 +15,10 @@ of an exported log) is left as it is.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from store.entry import FixEntry, Outcome
 from store.history import superseded_by
@@ -73,15 +74,17 @@ def reconcile(
     new: Sequence[FixEntry],
     *,
     new_vectors: Matrix | None = None,
-    live: Sequence[bool] | None = None,
+    live: Sequence[bool] | npt.NDArray[np.bool_] | None = None,
     existing_files: Sequence[frozenset[str]] | None = None,
+    row_of: Mapping[str, int] | None = None,
     min_cosine: float = SUPERSEDE_MIN_COSINE,
 ) -> list[FixEntry]:
     """``new`` with ``supersedes`` filled in where one replaces a live entry (existing or earlier in ``new``).
 
     ``existing`` is the log in order and ``existing_vectors`` its meaning vectors (one row per entry).
     Optional, when the caller has them: ``new_vectors`` (``meaning_vector`` of each new entry), ``live``
-    (whether each existing entry is not superseded) and ``existing_files`` (their ``file_set``).
+    (whether each existing entry is not superseded), ``existing_files`` (their ``file_set``) and
+    ``row_of`` (``{id: position}`` of ``existing``).
     """
     if not new:
         return []
@@ -101,13 +104,14 @@ def reconcile(
         ]
     )
     pool: list[FixEntry] = [*existing, *new]
-    alive = np.array([*live, *([False] * len(new))], dtype=bool)
-    slot_of = {e.id: i for i, e in enumerate(existing)}
+    alive = np.concatenate([np.asarray(live, dtype=bool), np.zeros(len(new), dtype=bool)])
+    new_slot: dict[str, int] = {}
     result: list[FixEntry] = []
     for j, incoming in enumerate(new):
         entry = incoming
         slot = len(existing) + j
         target = entry.supersedes
+        target_slot: int | None = None
         if target is None:
             rows = np.flatnonzero(alive[:slot] & (cos[:slot, j] >= min_cosine))
             target = choose_superseded(
@@ -119,10 +123,17 @@ def reconcile(
             )
             if target is not None:
                 entry = entry.model_copy(update={"supersedes": target})
-        if target is not None and target in slot_of:
-            alive[slot_of[target]] = False
+                target_slot = next(int(i) for i in rows if pool[i].id == target)
+        elif target in new_slot:
+            target_slot = new_slot[target]
+        elif row_of is not None:
+            target_slot = row_of.get(target)
+        else:
+            target_slot = next((i for i, e in enumerate(existing) if e.id == target), None)
+        if target_slot is not None:
+            alive[target_slot] = False
         alive[slot] = True
-        slot_of[entry.id] = slot
+        new_slot[entry.id] = slot
         pool[slot] = entry
         files.append(file_set(entry))
         result.append(entry)

@@ -71,18 +71,70 @@ _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 
 # Every rule above needs one of these substrings (case-insensitive: a superset of the case-sensitive
 # rules). Text holding none of them cannot match any rule, so ``redact`` returns it untouched without
-# running the twelve patterns: most fields of most entries hold no anchor (measured: ~1 ms -> ~0.1 ms per
-# entry). Keep this in step with ``_RULES``; tests/store/test_redact_prefilter.py checks it.
-_ANCHORS = re.compile(
-    r"(?i)-----BEGIN|authorization|bearer|://|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|gh[pousr]_|github_pat_"
-    r"|sk-|xox[abposre]-|xapp-|eyJ|passw|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|aws"
-    r"|[spr]k_live_|[spr]k_test_|AIza|glpat-|npm_|hf_"
-)
+# running the patterns: most fields of most entries hold no anchor. Keep this in step with ``_RULES``;
+# tests/store/test_redact_prefilter.py checks it.
+_ANCHORS = (
+    "-----begin",
+    "authorization",
+    "bearer",
+    "://",
+    "akia",
+    "asia",
+    "agpa",
+    "aida",
+    "aroa",
+    "anpa",
+    "anva",
+    "aipa",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "sk-",
+    "xoxa-",
+    "xoxb-",
+    "xoxp-",
+    "xoxo-",
+    "xoxs-",
+    "xoxr-",
+    "xoxe-",
+    "xapp-",
+    "eyj",
+    "passw",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+    "accesskey",
+    "access_key",
+    "access-key",
+    "privatekey",
+    "private_key",
+    "private-key",
+    "aws",
+    "_live_",
+    "_test_",
+    "aiza",
+    "glpat-",
+    "npm_",
+    "hf_",
+)  # lowercase; every rule needs one of them
 
 
 def might_hold_secret(text: str) -> bool:
-    """Whether ``text`` holds an anchor of some rule; False means ``redact`` would return it unchanged."""
-    return bool(text) and _ANCHORS.search(text) is not None
+    """Whether ``text`` holds an anchor of some rule; False means ``redact`` would return it unchanged.
+
+    Plain substring tests on the lowercased text (a superset of every rule's anchor): ~1 µs for a short
+    field, where one case-insensitive alternation regex took ~50 µs.
+    """
+    if not text:
+        return False
+    low = text.lower()
+    return any(anchor in low for anchor in _ANCHORS)
 
 
 def _aws_secret_context(text: str, match: re.Match[str]) -> bool:

@@ -15,6 +15,7 @@ from posixpath import basename
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from store.entry import FixEntry
 from store.history import RegressionRule, canonical_error, error_type, regressions, superseded_by
@@ -30,6 +31,12 @@ from store.vectors import Matrix, Vector, dot_rows, embed, embed_many
 def meaning_tokens(entry: FixEntry) -> list[str]:
     """The tokens of an entry's task + errors (what its meaning vector is made of)."""
     return tokenize(meaning_text(entry))
+
+
+def _index_pairs(entries: Sequence[FixEntry], keyword_lists: Sequence[list[str]]) -> list[bytes]:
+    return [
+        orjson.dumps(e.id) + b":" + orjson.dumps(kw) for e, kw in zip(entries, keyword_lists, strict=True)
+    ]
 
 
 class VectorBuffer:
@@ -49,6 +56,11 @@ class VectorBuffer:
     def of(cls, matrix: Matrix) -> VectorBuffer:
         """A buffer holding exactly ``matrix``'s rows."""
         return cls(np.asfortranarray(matrix, dtype=np.float32), matrix.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the buffer."""
+        return int(self.data.nbytes)
 
     def rows(self, n: int) -> Matrix:
         """The first ``n`` vectors (a view, not a copy)."""
@@ -80,7 +92,7 @@ class VectorBuffer:
                 self.data[n:needed] = new
                 self.filled = needed
                 return self
-        capacity = max(needed, 2 * self.data.shape[0], 16)
+        capacity = needed + max(16, needed // 4)
         data = np.zeros((capacity, self.data.shape[1]), np.float32, order="F")
         data[:n] = self.data[:n]
         data[n:needed] = new
@@ -126,20 +138,53 @@ class ProjectView:
             vectors=self._vector_buffer.extended(len(self.entries), new_vectors),
             regression_rule=self._regression_rule,
         )
-        if "file_sets" in self.__dict__:
-            view.__dict__["file_sets"] = [*self.file_sets, *(file_set(e) for e in new)]
+        self._carry_forward(view, new)
         return view
+
+    def _carry_forward(self, view: ProjectView, new: Sequence[FixEntry]) -> None:
+        """Seed ``view`` (these entries + ``new``) with what this view computed, updated for ``new``."""
+        done = self.__dict__
+        n = len(self.entries)
+        if "file_sets" in done:
+            view.__dict__["file_sets"] = [*self.file_sets, *(file_set(e) for e in new)]
+        if "index_pairs" in done:
+            view.__dict__["index_pairs"] = [*self.index_pairs, *_index_pairs(new, view.keyword_lists[n:])]
+        if "rows" in done:
+            rows = dict(self.rows)
+            for i, entry in enumerate(new, start=n):
+                rows[entry.id] = i
+            view.__dict__["rows"] = rows
+            if "superseded" in done and "live" in done:
+                superseded = dict(self.superseded)
+                live = np.concatenate([self.live, np.ones(len(new), dtype=bool)])
+                for i, entry in enumerate(new, start=n):
+                    target = entry.supersedes
+                    if target and target != entry.id and rows.get(target, i) < i:
+                        superseded[target] = entry.id
+                        live[rows[target]] = False
+                view.__dict__["superseded"] = superseded
+                view.__dict__["live"] = live
 
     def subset(self, rows: Sequence[int]) -> ProjectView:
         """A view of the entries at ``rows`` (in that order), reusing this view's keywords and vectors."""
         keyword_lists = self.keyword_lists
         buffer = self._vector_buffer.subset(rows)
-        return ProjectView(
+        view = ProjectView(
             [self.entries[r] for r in rows],
             keyword_lists=[keyword_lists[r] for r in rows],
             vectors=buffer,
             regression_rule=self._regression_rule,
         )
+        if "index_pairs" in self.__dict__:
+            view.__dict__["index_pairs"] = [self.index_pairs[r] for r in rows]
+        if "file_sets" in self.__dict__:
+            view.__dict__["file_sets"] = [self.file_sets[r] for r in rows]
+        return view
+
+    def memory_bytes(self) -> int:
+        """A rough size of what this view holds (vectors dominate: 4 KiB per entry)."""
+        vectors = self._vector_buffer.nbytes if "_vector_buffer" in self.__dict__ else 0
+        return vectors + 2048 * len(self.entries)
 
     @cached_property
     def rows(self) -> dict[str, int]:
@@ -157,6 +202,15 @@ class ProjectView:
     def index_object(self) -> dict[str, list[str]]:
         """The on-disk index for these entries."""
         return {e.id: kw for e, kw in zip(self.entries, self.keyword_lists, strict=True)}
+
+    @cached_property
+    def index_pairs(self) -> list[bytes]:
+        """Each entry's serialized ``"id":[keywords]`` member of the index object."""
+        return _index_pairs(self.entries, self.keyword_lists)
+
+    def index_bytes(self) -> bytes:
+        """The on-disk index as JSON bytes (equal to ``orjson.dumps(index_object())``)."""
+        return b"{" + b",".join(self.index_pairs) + b"}"
 
     @cached_property
     def lexical(self) -> LexicalIndex:

@@ -1,0 +1,1 @@
+"""Benchmarks: each module prints JSON and writes its figures to ``bench/results/``."""

@@ -1,0 +1,227 @@
+"""Store benchmark: recall latency (cold and warm) at 50 and 500 entries, and batched append throughput.
+
+Run: ``python -m bench.store_bench [--quick]``. Prints JSON and writes ``bench/results/store.json``.
+
+- *cold* recall: a fresh ``FixStore`` per query (no cache): read and parse the log, read the index,
+  build the view (keyword matrix, vectors), rank. What the first query of a process pays.
+- *warm* recall: one ``FixStore``, the log unchanged between queries: what every later query pays.
+- *append*: a project already at the cap (so every batch also rotates), batches of 1, 10 and 100 entries,
+  with fsync. Entries/s = entries appended / wall time.
+
+Entries are synthetic but shaped like real ones: tasks from templates over a vocabulary of components,
+symptoms and error types, 1-3 files from a pool, mixed outcomes, a solution line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from store import FixEntry, FixStore, TestRun, entry_id
+
+RESULTS = Path(__file__).resolve().parent / "results" / "store.json"
+OWNER = "bench"
+PROJECT = "/srv/bench-app"
+
+COMPONENTS = [
+    "login", "session", "checkout", "cart", "invoice", "search", "upload", "thumbnail", "cache", "scheduler",
+    "webhook", "oauth", "billing", "export", "import", "migration", "router", "serializer", "parser", "queue",
+    "mailer", "profile", "settings", "admin", "reports", "metrics", "logger", "config", "cli", "api client",
+]  # fmt: skip
+SYMPTOMS = [
+    "times out", "returns 500", "crashes on empty input", "leaks memory", "is slow", "double charges",
+    "drops the last row", "ignores the locale", "fails on unicode names", "retries forever",
+    "loses the cursor", "deadlocks under load", "rejects valid tokens", "writes a corrupt file",
+]  # fmt: skip
+ERRORS = [
+    "TimeoutError: operation timed out after # seconds", "KeyError: 'user_id'",
+    "ValueError: invalid literal for int() with base #", "TypeError: 'NoneType' object is not subscriptable",
+    "AssertionError: assert # == #", "UnicodeDecodeError: 'utf-8' codec can't decode byte 0x#",
+    "ConnectionResetError: [Errno #] Connection reset by peer",
+    "RecursionError: maximum recursion depth exceeded",
+    "sqlite3.OperationalError: database is locked", "PermissionError: [Errno #] Permission denied: '<path>'",
+]  # fmt: skip
+VERBS = ["fix", "investigate why", "make sure", "stop", "repair"]
+DIRS = ["src", "src/app", "src/core", "lib", "services", "api", "web"]
+
+
+def make_entries(n: int, seed: int = 7, start: int = 0) -> list[FixEntry]:
+    """``n`` synthetic entries of the bench project."""
+    rng = random.Random(seed + start)
+    entries = []
+    for i in range(start, start + n):
+        component = rng.choice(COMPONENTS)
+        symptom = rng.choice(SYMPTOMS)
+        files = [f"{rng.choice(DIRS)}/{component.replace(' ', '_')}{rng.choice(['', '_utils', '_views'])}.py"]
+        files += [
+            f"{rng.choice(DIRS)}/{rng.choice(COMPONENTS).replace(' ', '_')}.py"
+            for _ in range(rng.randint(0, 2))
+        ]
+        outcome = rng.choices(["fixed", "partial", "unverified"], weights=[6, 2, 2])[0]
+        errors = [rng.choice(ERRORS)] if rng.random() < 0.7 else []
+        tests = (
+            None
+            if outcome == "unverified"
+            else TestRun(command="pytest -q", ok=outcome == "fixed", summary="3 passed")
+        )
+        entries.append(
+            FixEntry(
+                id=entry_id(OWNER, PROJECT, f"turn-{i}"),
+                ts=1_700_000_000.0 + i * 60,
+                project=PROJECT,
+                task=f"{rng.choice(VERBS)} the {component} {symptom}",
+                files=files,
+                symbols=[f"{component.replace(' ', '_')}_handler"],
+                errors=errors,
+                tests=tests,
+                outcome=outcome,
+                solution=f"changed {', '.join(files)}; tests: 3 passed. Guarded the {component} path.",
+                tags=["python", outcome],
+                event_id=f"turn-{i}",
+            )
+        )
+    return entries
+
+
+def make_queries(count: int, seed: int = 11) -> list[dict[str, Any]]:
+    """A mix of related queries (with and without files/errors) and unrelated ones that must abstain."""
+    rng = random.Random(seed)
+    queries: list[dict[str, Any]] = []
+    for i in range(count):
+        kind = i % 4
+        component = rng.choice(COMPONENTS)
+        if kind == 0:
+            queries.append({"query": f"the {component} {rng.choice(SYMPTOMS)}"})
+        elif kind == 1:
+            queries.append({"query": f"{component} broken", "errors": [rng.choice(ERRORS)]})
+        elif kind == 2:
+            queries.append(
+                {"query": f"change {component}", "files": [f"src/{component.replace(' ', '_')}.py"]}
+            )
+        else:
+            queries.append(
+                {
+                    "query": rng.choice(
+                        ["write a haiku about spring", "deploy to kubernetes", "rename the repo"]
+                    )
+                }
+            )
+    return queries
+
+
+def percentiles(samples_s: list[float]) -> dict[str, float]:
+    """p50 / p99 / mean in milliseconds."""
+    ms = np.array(samples_s) * 1000.0
+    return {
+        "p50_ms": round(float(np.percentile(ms, 50)), 4),
+        "p99_ms": round(float(np.percentile(ms, 99)), 4),
+        "mean_ms": round(float(ms.mean()), 4),
+        "samples": len(samples_s),
+    }
+
+
+def populated(root: Path, n: int, cap: int = 500) -> FixStore:
+    """A store whose bench project holds ``n`` entries."""
+    store = FixStore(root, cap=cap)
+    entries = make_entries(n)
+    for i in range(0, n, 100):
+        store.append(OWNER, PROJECT, entries[i : i + 100])
+    return store
+
+
+def bench_recall(n: int, cold_runs: int, warm_runs: int) -> dict[str, Any]:
+    """Cold and warm recall latency at ``n`` entries."""
+    queries = make_queries(max(cold_runs, warm_runs))
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        store = populated(root, n)
+        cold: list[float] = []
+        for q in queries[:cold_runs]:
+            fresh = FixStore(root)
+            t0 = time.perf_counter()
+            fresh.recall(OWNER, PROJECT, q["query"], files=q.get("files"), errors=q.get("errors"), now=2e9)
+            cold.append(time.perf_counter() - t0)
+        for q in queries[:50]:  # warm up the cache and the hash memo
+            store.recall(OWNER, PROJECT, q["query"], files=q.get("files"), errors=q.get("errors"), now=2e9)
+        warm: list[float] = []
+        hits = 0
+        for q in queries[:warm_runs]:
+            t0 = time.perf_counter()
+            result = store.recall(
+                OWNER, PROJECT, q["query"], files=q.get("files"), errors=q.get("errors"), now=2e9
+            )
+            warm.append(time.perf_counter() - t0)
+            hits += bool(result)
+        return {
+            "entries": n,
+            "cold": percentiles(cold),
+            "warm": percentiles(warm),
+            "share_of_queries_answered": round(hits / warm_runs, 3),
+        }
+
+
+def bench_append(batch: int, total: int, cap: int = 500) -> dict[str, Any]:
+    """Entries/s appending ``total`` new entries in batches of ``batch`` to a project already at ``cap``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = populated(Path(tmp), cap, cap=cap)
+        entries = make_entries(total, seed=99, start=10_000)
+        t0 = time.perf_counter()
+        for i in range(0, total, batch):
+            store.append(OWNER, PROJECT, entries[i : i + batch])
+        elapsed = time.perf_counter() - t0
+        appends = -(-total // batch)
+        return {
+            "batch": batch,
+            "entries": total,
+            "entries_per_s": round(total / elapsed, 1),
+            "ms_per_append": round(elapsed / appends * 1000.0, 3),
+            "log_entries_after": store.stats(OWNER, PROJECT).total,
+        }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark, print JSON, write ``bench/results/store.json``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="fewer runs (a smoke test)")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    cold_runs, warm_runs = (10, 200) if args.quick else (60, 3000)
+    result: dict[str, Any] = {
+        "benchmark": "store",
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": _cpus()},
+        "goal": {"warm_p50_ms": 1.0, "warm_p99_ms": 5.0, "at_entries": 500},
+        "recall": [bench_recall(n, cold_runs, warm_runs) for n in (50, 500)],
+        "append": [
+            bench_append(b, t)
+            for b, t in (
+                (1, 100 if args.quick else 300),
+                (10, 500 if args.quick else 2000),
+                (100, 1000 if args.quick else 5000),
+            )
+        ],
+    }
+    warm500 = next(r for r in result["recall"] if r["entries"] == 500)["warm"]
+    result["goal_met"] = warm500["p50_ms"] <= 1.0 and warm500["p99_ms"] <= 5.0
+    text = json.dumps(result, indent=2)
+    print(text)
+    if not args.no_write:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(text + "\n")
+    return result
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+if __name__ == "__main__":
+    main()
