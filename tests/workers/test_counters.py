@@ -1,0 +1,110 @@
+"""Fleet counters: pure bucket math, and BatchReports adding up in Redis."""
+
+from __future__ import annotations
+
+import bisect
+
+import pytest
+import redis
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ingest import keys
+from workers.counters import (
+    BATCH_DURATION_BUCKETS,
+    EVENT_TO_ENTRY_BUCKETS,
+    BatchReport,
+    cumulative_buckets,
+    read_counters,
+    record,
+)
+
+
+@pytest.mark.parametrize(
+    ("values", "bounds", "expected"),
+    [
+        ([], (1.0, 2.0), [0, 0]),
+        ([0.5, 1.0, 1.5, 3.0], (1.0, 2.0), [2, 3]),  # le is inclusive; 3.0 only in +Inf
+        ([0.0], (0.005,), [1]),
+        ([10.0, 10.0], (1.0, 5.0, 10.0), [0, 0, 2]),
+    ],
+)
+def test_cumulative_buckets(values: list[float], bounds: tuple[float, ...], expected: list[int]) -> None:
+    assert cumulative_buckets(values, bounds) == expected
+
+
+@given(st.lists(st.floats(0, 1000, allow_nan=False), max_size=50))
+def test_buckets_are_cumulative_counts_of_le(values: list[float]) -> None:
+    counts = cumulative_buckets(values, EVENT_TO_ENTRY_BUCKETS)
+    assert counts == sorted(counts)
+    for bound, n in zip(EVENT_TO_ENTRY_BUCKETS, counts, strict=True):
+        assert n == sum(1 for v in values if v <= bound)
+    assert bisect.bisect_left(counts, len(values) + 1) == len(counts)
+
+
+def test_report_round_trips_through_json() -> None:
+    report = BatchReport(
+        events={"recorded": 2, "duplicate": 1},
+        entries={"fixed": 2},
+        rotation_dropped={"unverified": 1},
+        latencies=(0.5, 1.5),
+        duration_seconds=0.25,
+        last_entry_ts=1700000000.0,
+        quarantined=1,
+    )
+    assert BatchReport.from_json(report.to_json()) == report
+
+
+def _record(client: redis.Redis, report: BatchReport) -> None:
+    with client.pipeline(transaction=True) as pipe:
+        record(pipe, report)
+        pipe.execute()
+
+
+def test_reports_add_up_in_redis(redis_client: redis.Redis) -> None:
+    a = BatchReport(
+        events={"recorded": 3, "skipped_no_files": 1, "dead_letter": 1},
+        entries={"fixed": 2, "partial": 1},
+        rotation_dropped={"unverified": 2},
+        latencies=(0.2, 0.3, 45.0),
+        duration_seconds=0.04,
+        last_entry_ts=1700000100.0,
+    )
+    b = BatchReport(
+        events={"recorded": 1, "duplicate": 4},
+        entries={"unverified": 1},
+        latencies=(700.0,),
+        duration_seconds=2.0,
+        last_entry_ts=1700000050.0,  # an older batch finishing later does not move the gauge back
+    )
+    _record(redis_client, a)
+    _record(redis_client, b)
+    fleet = read_counters(redis_client)
+    assert fleet.events == {
+        "recorded": 4,
+        "duplicate": 4,
+        "skipped_no_files": 1,
+        "skipped_disabled": 0,
+        "skipped_no_owner": 0,
+        "dead_letter": 0,  # counted where the dead letter is written (ingest.dead_letters.add)
+    }
+    assert fleet.entries == {"fixed": 2, "partial": 1, "unverified": 1}
+    assert fleet.rotation_dropped == {"fixed": 0, "partial": 0, "unverified": 2}
+    assert fleet.event_to_entry.count == 4
+    assert fleet.event_to_entry.sum == pytest.approx(745.5)
+    buckets = dict(fleet.event_to_entry.buckets)
+    assert (buckets[0.25], buckets[60.0], buckets[600.0]) == (1, 3, 3)  # 700 s is only in +Inf
+    assert fleet.batch_duration.count == 2
+    assert dict(fleet.batch_duration.buckets)[0.05] == 1
+    assert fleet.last_entry_ts == 1700000100.0
+    assert fleet.pipeline["jobs_done"] == 2
+    assert set(BATCH_DURATION_BUCKETS) == {b for b, _ in fleet.batch_duration.buckets}
+
+
+def test_empty_redis_reads_as_zeros(redis_client: redis.Redis) -> None:
+    fleet = read_counters(redis_client)
+    assert set(fleet.events.values()) == {0}
+    assert fleet.dead_letters["too_many_deliveries"] == 0
+    assert fleet.last_entry_ts is None
+    assert fleet.event_to_entry.count == 0
+    assert all(key.startswith(keys.PREFIX + ":metrics:") for key in keys.ALL_METRICS)

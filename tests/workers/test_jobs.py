@@ -1,0 +1,148 @@
+"""The process_batch job: decide (pure), tally (pure), and run_batch on a real Redis and real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import redis
+
+from ingest import keys
+from ingest.errors import DeadLetterReason
+from store import AppendResult, FixStore, StoreUnavailable
+from tests.ingest.turns import turn, wire
+from workers import jobs
+from workers.counters import read_counters
+from workers.errors import NotConfigured
+from workers.extraction import Limits
+from workers.jobs import Decision, WorkerContext, decide, run_batch, tally
+
+
+def _items(*events: dict[str, object], start: int = 1700000000000) -> list[tuple[str, bytes]]:
+    return [(f"{start + i}-0", wire(e)) for i, e in enumerate(events)]
+
+
+def test_decide_gives_an_entry_a_skip_or_a_dead_letter() -> None:
+    items = [*_items(turn(1), turn(2, kind="no_files")), ("9-0", b"{broken")]
+    fixed, skipped, dead = decide(items, enabled=True, limits=Limits(), max_bytes=1 << 20)
+    assert fixed.entry is not None and fixed.entry.outcome == "fixed"
+    assert (fixed.owner, fixed.project_key) == ("alice", "github.com/acme/widgets")
+    assert skipped.skip == "skipped_no_files" and skipped.entry is None
+    assert dead.dead is DeadLetterReason.INVALID_JSON and dead.raw == b"{broken"
+
+
+def test_decide_when_disabled_skips_everything() -> None:
+    [d] = decide(_items(turn(1)), enabled=False, limits=Limits(), max_bytes=1 << 20)
+    assert d.skip == "skipped_disabled"
+
+
+def test_an_extraction_crash_costs_one_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = jobs.extract
+
+    def flaky(event, **kwargs):  # type: ignore[no-untyped-def]
+        if event.user_message.endswith("mod2 fails"):
+            raise ZeroDivisionError("bug")
+        return real(event, **kwargs)
+
+    monkeypatch.setattr(jobs, "extract", flaky)
+    decisions = decide(_items(turn(1), turn(2), turn(3)), enabled=True, limits=Limits(), max_bytes=1 << 20)
+    assert [d.dead for d in decisions] == [None, DeadLetterReason.PROCESSING_FAILED, None]
+    assert "ZeroDivisionError" in decisions[1].error
+
+
+def test_tally_counts_each_event_once() -> None:
+    items = _items(turn(1), turn(1), turn(2, kind="partial"), turn(3, kind="no_files"), turn(4))
+    decisions = decide(items, enabled=True, limits=Limits(), max_bytes=1 << 20)
+    first, repeat, partial, _, old = decisions
+    assert first.entry and repeat.entry and partial.entry and old.entry
+    assert first.entry.id == repeat.entry.id  # the same turn published twice
+    result = AppendResult(added=[first.entry, partial.entry], duplicates=[repeat.entry.id, old.entry.id],
+                          dropped=[partial.entry], quarantined=0)  # fmt: skip
+    written_at = 1700000000.0 + 5
+    report = tally(decisions, [result], written_at=written_at, duration_seconds=0.1)
+    assert report.events == {"recorded": 2, "duplicate": 2, "skipped_no_files": 1}
+    assert report.entries == {"fixed": 1, "partial": 1}
+    assert report.rotation_dropped == {"partial": 1}
+    assert report.latencies == pytest.approx((5.0, 5.0 - 0.002))
+    assert report.last_entry_ts == written_at
+
+
+def test_tally_latency_never_negative_under_clock_skew() -> None:
+    [d] = decide(_items(turn(1), start=1800000000000), enabled=True, limits=Limits(), max_bytes=1 << 20)
+    assert d.entry is not None
+    report = tally([d], [AppendResult([d.entry], [], [], 0)], written_at=1700000000.0, duration_seconds=0)
+    assert report.latencies == (0.0,)
+
+
+def _context(client: redis.Redis, data_dir: Path, **kw: object) -> WorkerContext:
+    return WorkerContext(client=client, store=FixStore(data_dir), name="w1", **kw)  # type: ignore[arg-type]
+
+
+def _batch(client: redis.Redis, job_id: str, items: list[tuple[str, bytes]]) -> None:
+    client.hset(keys.batch(job_id), mapping={**dict(items), keys.BATCH_STREAM_FIELD: b"fixmem:turns"})
+
+
+def test_run_batch_writes_entries_counts_and_marks_the_batch_done(
+    redis_client: redis.Redis, data_dir: Path
+) -> None:
+    items = _items(*(turn(i, kind=("fixed", "partial", "unverified", "no_files")[i % 4]) for i in range(8)))
+    _batch(redis_client, "b1", [*items, ("1700000000999-0", b'{"v": 1}')])
+    ctx = _context(redis_client, data_dir)
+    report = run_batch(ctx, "b1")
+    assert report.events == {"recorded": 6, "skipped_no_files": 2, "dead_letter": 1}
+    stored = ctx.store.read("alice", "github.com/acme/widgets").entries
+    assert sorted(e.outcome for e in stored) == ["fixed"] * 2 + ["partial"] * 2 + ["unverified"] * 2
+    assert not redis_client.exists(keys.batch("b1"))
+    fleet = read_counters(redis_client)
+    assert fleet.events["recorded"] == 6 and fleet.events["dead_letter"] == 1
+    assert fleet.entries == {"fixed": 2, "partial": 2, "unverified": 2}
+    assert fleet.event_to_entry.count == 6
+    [(_, letter)] = redis_client.xrange(keys.DEFAULT_DEAD_STREAM)
+    assert letter[b"origin_stream"] == b"fixmem:turns"
+    assert letter[b"consumer"] == b"w1"
+
+
+def test_run_batch_again_is_a_no_op_and_republished_turns_are_duplicates(
+    redis_client: redis.Redis, data_dir: Path
+) -> None:
+    ctx = _context(redis_client, data_dir)
+    _batch(redis_client, "b1", _items(turn(1), turn(2)))
+    run_batch(ctx, "b1")
+    assert run_batch(ctx, "b1").events == {}  # the batch is gone: done before
+    _batch(redis_client, "b2", _items(turn(1), turn(2), start=1700000001000))  # the same turns again
+    assert run_batch(ctx, "b2").events == {"duplicate": 2}
+    assert len(ctx.store.read("alice", "github.com/acme/widgets").entries) == 2
+
+
+def test_a_store_failure_raises_and_keeps_the_batch(
+    redis_client: redis.Redis, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = _context(redis_client, data_dir)
+
+    def full(*args: object, **kwargs: object) -> AppendResult:
+        raise StoreUnavailable(data_dir, "no space left on device")
+
+    monkeypatch.setattr(ctx.store, "append", full)
+    _batch(redis_client, "b1", _items(turn(1)))
+    with pytest.raises(StoreUnavailable):
+        run_batch(ctx, "b1")
+    assert redis_client.hlen(keys.batch("b1")) == 2  # the event (and its stream name) wait for the retry
+    assert read_counters(redis_client).events["recorded"] == 0
+
+
+def test_process_batch_needs_an_installed_context(redis_client: redis.Redis, data_dir: Path) -> None:
+    jobs.install(None)
+    with pytest.raises(NotConfigured, match="fixmem worker"):
+        jobs.process_batch("b1")
+    jobs.install(_context(redis_client, data_dir))
+    try:
+        _batch(redis_client, "b1", _items(turn(1)))
+        assert jobs.process_batch("b1")["events"] == {"recorded": 1}
+    finally:
+        jobs.install(None)
+
+
+def test_decisions_are_values() -> None:
+    d = Decision("1-0", b"{}", skip="skipped_no_files")
+    with pytest.raises(AttributeError):
+        d.skip = None  # type: ignore[misc]

@@ -1,0 +1,159 @@
+"""The worker: live before backfill, no pickle, leases, the reaper, retries — on a real Redis."""
+
+from __future__ import annotations
+
+import pickle
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from rq import Queue, Retry
+from rq.job import Job, JobStatus
+from rq.serializers import JSONSerializer
+
+from ingest import keys
+from workers.reaper import reap_queue
+from workers.worker import FixmemQueue, FixmemWorker, WorkerOptions, build_worker, run_worker
+
+LIVE, BACKFILL = keys.DEFAULT_LIVE_QUEUE, keys.DEFAULT_BACKFILL_QUEUE
+RECORD = "tests.workers.helpers.record"
+
+
+@pytest.fixture(autouse=True)
+def _keep_signal_handlers() -> Iterator[None]:
+    """RQ's work loop installs SIGINT/SIGTERM handlers; give pytest its own back."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+def q(client: redis.Redis, name: str = LIVE) -> Queue:
+    return FixmemQueue(name, connection=client, serializer=JSONSerializer)
+
+
+def options(**kw: Any) -> WorkerOptions:
+    return WorkerOptions(queues=(LIVE, BACKFILL), **kw)
+
+
+def test_live_jobs_run_before_backfill_jobs(redis_url: str, redis_client: redis.Redis) -> None:
+    for i in range(3):
+        q(redis_client, BACKFILL).enqueue(RECORD, redis_url, "order", f"backfill-{i}")
+    for i in range(2):
+        q(redis_client, LIVE).enqueue(RECORD, redis_url, "order", f"live-{i}")
+    run_worker(redis_client, options(), burst=True)
+    order = [v.decode() for v in redis_client.lrange("order", 0, -1)]
+    assert order == ["live-0", "live-1", "backfill-0", "backfill-1", "backfill-2"]
+    for name in (LIVE, BACKFILL):  # nothing left half-dequeued
+        assert redis_client.llen(q(redis_client, name).intermediate_queue_key) == 0
+
+
+def test_a_pickled_payload_is_refused_and_the_worker_goes_on(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    pickled = Queue(LIVE, connection=redis_client)  # RQ's default serializer: pickle
+    bad = pickled.enqueue(RECORD, redis_url, "order", "from-pickle")
+    assert redis_client.hget(f"rq:job:{bad.id}", "data") is not None
+    q(redis_client).enqueue(RECORD, redis_url, "order", "from-json")
+    run_worker(redis_client, options(), burst=True)
+    assert redis_client.lrange("order", 0, -1) == [b"from-json"]
+    failed = q(redis_client).failed_job_registry
+    assert failed.get_job_ids() == [bad.id]
+    job = Job.fetch(bad.id, connection=redis_client, serializer=JSONSerializer)
+    assert job.get_status() == JobStatus.FAILED
+    assert "Deserializ" in (job.latest_result().exc_string or "")  # type: ignore[union-attr]
+    assert pickle.loads  # the payload was never unpickled: the JSON serializer cannot
+
+
+def _start_job_then_abandon(client: redis.Redis, queue: Queue, job: Job) -> FixmemWorker:
+    """Dequeue and start ``job`` as a worker would, then let its lease lapse (the worker 'died')."""
+    worker = build_worker(client, options())
+    dequeued, _ = FixmemQueue.dequeue_any([queue], None, connection=client, serializer=JSONSerializer)  # type: ignore[misc]
+    assert dequeued.id == job.id
+    execution = worker.prepare_execution(dequeued)
+    worker.prepare_job_execution(dequeued)
+    client.zadd(queue.started_job_registry.key, {execution.composite_key: time.time() - 1})
+    return worker
+
+
+def test_an_abandoned_job_is_requeued_at_the_front(redis_url: str, redis_client: redis.Redis) -> None:
+    queue = q(redis_client)
+    first = queue.enqueue(RECORD, redis_url, "order", "abandoned")
+    queue.enqueue(RECORD, redis_url, "order", "next")
+    _start_job_then_abandon(redis_client, queue, first)
+    assert reap_queue(queue, now=time.time() - 5, stuck_seconds=10, max_abandons=3).abandoned == 0  # not yet
+    result = reap_queue(queue, now=time.time(), stuck_seconds=10, max_abandons=3)
+    assert result.abandoned == 1
+    assert reap_queue(queue, now=time.time(), stuck_seconds=10, max_abandons=3).abandoned == 0  # taken once
+    assert queue.job_ids[0] == first.id
+    assert first.get_status(refresh=True) == JobStatus.QUEUED
+    assert first.retries_left is None  # abandonment spends no error retry
+    run_worker(redis_client, options(), burst=True)
+    assert redis_client.lrange("order", 0, -1) == [b"abandoned", b"next"]
+    assert redis_client.hget(keys.METRICS_PIPELINE, "jobs_abandoned") == b"1"
+
+
+def test_a_job_that_keeps_killing_its_worker_ends_in_the_failed_registry(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    queue = q(redis_client)
+    job = queue.enqueue(RECORD, redis_url, "order", "poison")
+    for attempt in range(3):
+        _start_job_then_abandon(redis_client, queue, job)
+        result = reap_queue(queue, now=time.time(), stuck_seconds=10, max_abandons=2)
+        assert (result.abandoned, result.failed) == ((1, 0) if attempt < 2 else (0, 1))
+    assert queue.failed_job_registry.get_job_ids() == [job.id]
+    assert queue.count == 0
+
+
+def test_a_job_dequeued_by_a_worker_that_died_at_once_is_requeued(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    queue = q(redis_client)
+    job = queue.enqueue(RECORD, redis_url, "order", "stuck")
+    redis_client.lmove(queue.key, queue.intermediate_queue_key)  # dequeued, then the worker died
+    now = time.time()
+    assert reap_queue(queue, now=now, stuck_seconds=10, max_abandons=3).stuck == 0  # first sighting
+    assert reap_queue(queue, now=now + 11, stuck_seconds=10, max_abandons=3).stuck == 1
+    assert queue.job_ids == [job.id]
+    assert redis_client.llen(queue.intermediate_queue_key) == 0
+
+
+def test_errors_are_retried_with_backoff_by_the_reaper(redis_url: str, redis_client: redis.Redis) -> None:
+    queue = q(redis_client)
+    job = queue.enqueue("tests.workers.helpers.fail", "boom", retry=Retry(max=2, interval=[1, 1]))
+    run_worker(redis_client, options(), burst=True)
+    assert job.get_status(refresh=True) == JobStatus.SCHEDULED
+    assert queue.scheduled_job_registry.get_job_ids() == [job.id]
+    assert reap_queue(queue, now=time.time() + 2, stuck_seconds=10, max_abandons=3).retries == 1
+    run_worker(redis_client, options(), burst=True)
+    reap_queue(queue, now=time.time() + 2, stuck_seconds=10, max_abandons=3)
+    run_worker(redis_client, options(), burst=True)
+    assert job.get_status(refresh=True) == JobStatus.FAILED
+    assert queue.failed_job_registry.get_job_ids() == [job.id]
+
+
+def test_a_long_job_keeps_its_lease(redis_url: str, redis_client: redis.Redis) -> None:
+    queue = q(redis_client)
+    queue.enqueue("tests.workers.helpers.slow_record", redis_url, "order", "slow", 3.0)
+    worker = build_worker(redis_client, options(lease_seconds=1, heartbeat_seconds=0.25))
+    done = threading.Event()
+
+    def reaper() -> None:  # another worker's reaper, running all along
+        while not done.wait(0.1):
+            reap_queue(q(redis.Redis.from_url(redis_url)), now=time.time(), stuck_seconds=10, max_abandons=3)
+
+    thread = threading.Thread(target=reaper)
+    thread.start()
+    try:
+        worker.work(burst=True)
+    finally:
+        done.set()
+        thread.join()
+    assert redis_client.lrange("order", 0, -1) == [b"slow"]
+    assert redis_client.hget(keys.METRICS_PIPELINE, "jobs_abandoned") is None
+    assert queue.failed_job_registry.count == 0
