@@ -1,4 +1,4 @@
-"""The Redis lease lock per project: exclusive across processes, renewed while held, freed when its holder dies."""
+"""The project lease lock: exclusive across processes, renewed while held, freed when its holder dies."""
 
 from __future__ import annotations
 
@@ -66,16 +66,19 @@ def test_the_lease_is_renewed_while_held(redis_client: redis.Redis) -> None:
     with RedisLeaseLock(redis_client, key, lease=0.3, wait=1.0):
         time.sleep(1.0)  # three leases long
         assert redis_client.exists(key)
-        with pytest.raises(LockTimeout, match="still held"):
-            with RedisLeaseLock(redis_client, key, lease=0.3, wait=0.2):
-                pass
+        with (
+            pytest.raises(LockTimeout, match="still held"),
+            RedisLeaseLock(redis_client, key, lease=0.3, wait=0.2),
+        ):
+            pass
     assert not redis_client.exists(key)
 
 
 def test_a_killed_holder_frees_the_project_after_the_lease(redis_url: str, redis_client: redis.Redis) -> None:
     code = (
         "import time, redis; from workers.locks import RedisLeaseLock; from ingest import keys\n"
-        f"lock = RedisLeaseLock(redis.Redis.from_url({redis_url!r}), keys.project_lock('o', 'p'), lease=1.0, wait=5)\n"
+        f"client = redis.Redis.from_url({redis_url!r})\n"
+        "lock = RedisLeaseLock(client, keys.project_lock('o', 'p'), lease=1.0, wait=5)\n"
         "lock.__enter__(); print('held', flush=True); time.sleep(60)\n"
     )
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -90,10 +93,9 @@ def test_a_killed_holder_frees_the_project_after_the_lease(redis_url: str, redis
 
 def test_a_lapsed_lease_is_reported(redis_client: redis.Redis) -> None:
     key = keys.project_lock("o", "p")
-    with pytest.raises(LockLost, match="lapsed"):
-        with RedisLeaseLock(redis_client, key, lease=0.3, wait=1.0):
-            redis_client.delete(key)  # as if the holder had been paused past its lease
-            time.sleep(0.3)
+    with pytest.raises(LockLost, match="lapsed"), RedisLeaseLock(redis_client, key, lease=0.3, wait=1.0):
+        redis_client.delete(key)  # as if the holder had been paused past its lease
+        time.sleep(0.3)
 
 
 def test_factory_locks_per_project(redis_client: redis.Redis) -> None:
@@ -111,8 +113,7 @@ def test_factory_locks_per_project(redis_client: redis.Redis) -> None:
     thread = threading.Thread(target=hold)
     thread.start()
     held.wait(5)
-    with pytest.raises(LockTimeout):
-        with factory("o", "p1"):
-            pass
+    with pytest.raises(LockTimeout), factory("o", "p1"):
+        pass
     release.set()
     thread.join()
