@@ -107,15 +107,24 @@ def _python_tracebacks(lines: list[str], out: list[tuple[int, str]]) -> None:
             break
 
 
+# Every shape below contains one of these; lines without any are skipped unread (most output lines).
+_CANDIDATE = re.compile(r"rror|ERROR|Exception|FAIL|Fail|panic|fatal|●|not found|No such file|\.go:\d|^E  ")
+
+
 def find_errors(text: str) -> list[str]:
     """Raw error signatures of one tool output, in order of appearance (not yet normalized)."""
-    lines = _ANSI.sub("", text).replace("\r\n", "\n").split("\n")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    lines = text.replace("\r\n", "\n").split("\n")
     found: list[tuple[int, str]] = []
-    _python_tracebacks(lines, found)
+    if _TRACEBACK in text:
+        _python_tracebacks(lines, found)
     taken = {index for index, _ in found}
     in_e_block = False
+    candidate = _CANDIDATE.search
     for index, raw in enumerate(lines):
-        if index in taken:
+        if index in taken or not candidate(raw):
+            in_e_block = False
             continue
         line = raw.rstrip()
         stripped = line.strip()

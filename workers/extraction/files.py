@@ -25,7 +25,7 @@ from ingest.schema import ToolEvent
 from workers.extraction.diffs import DiffFile, looks_like_patch, parse_patch
 from workers.extraction.limits import Limits, clip, scan_window
 from workers.extraction.paths import PathResolver
-from workers.extraction.shell import parse_commands, unwrap
+from workers.extraction.shell import parse_commands
 from workers.extraction.shell_writes import FileOp, python_effects, shell_effects
 from workers.extraction.symbols import symbols_from_edit, symbols_from_hunks
 from workers.extraction.tools import Family, edit_failed, family_of, path_of, shell_command_of, strings_of
@@ -66,7 +66,7 @@ class FilesResult:
 def prints_full_diff(command: str) -> bool:
     """Whether a command line prints the whole working-tree diff (``git diff``, ``--cached``, ``submit``)."""
     for cmd in parse_commands(command):
-        argv = unwrap(cmd.argv)
+        argv = list(cmd.words)
         if argv[:1] == ["submit"]:
             return True
         if argv[:1] != ["git"]:

@@ -10,6 +10,7 @@ to the command they feed. ``unwrap`` strips prefixes that run another command (`
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ _OPERATORS = (
 _SEPARATORS = {";", "&&", "||", "|", "&", "|&", "\n", "(", ")", ";;"}
 _REDIRECTS = {">", ">>", ">|", "&>", "&>>", "<", "<<<", ">&", "<<", "<<-"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PLAIN = re.compile(r"[^\s\\'\"$`#;&|()<>]+")  # a run of characters with no meaning to the shell
 
 
 @dataclass
@@ -54,6 +56,7 @@ class Command:
     redirects: list[tuple[str, str]] = field(default_factory=list)
     stdin: str | None = None  # heredoc or here-string body fed to the command
     separator: str = ""  # what followed: ";", "&&", "||", "|", "\n" or "" at the end
+    words: tuple[str, ...] = ()  # ``argv`` unwrapped (see ``unwrap``), set by the parser
 
     @property
     def piped(self) -> bool:
@@ -166,8 +169,10 @@ def tokenize(text: str) -> list[str | _Heredoc | tuple[str]]:
                 tokens.append(doc)
                 pending.append(doc)
         else:
-            word = (word or []) + [c]
-            i += 1
+            plain = _PLAIN.match(text, i)
+            end = plain.end() if plain else i + 1
+            word = (word or []) + [text[i:end]]
+            i = end
     flush()
     return tokens
 
@@ -198,8 +203,17 @@ def _read_heredoc_body(text: str, i: int, doc: _Heredoc) -> int:
     return i
 
 
-def parse_commands(text: str) -> list[Command]:
-    """The simple commands of a command line, in order; never raises."""
+def parse_commands(text: str) -> tuple[Command, ...]:
+    """The simple commands of a command line, in order; never raises. Cached: treat them as read-only."""
+    if len(text) > _CACHE_MAX_CHARS:
+        return _parse_commands(text)
+    return _parse_cached(text)
+
+
+_CACHE_MAX_CHARS = 4096
+
+
+def _parse_commands(text: str) -> tuple[Command, ...]:
     commands: list[Command] = []
     current = Command()
     tokens = tokenize(text)
@@ -229,7 +243,12 @@ def parse_commands(text: str) -> list[Command]:
         i += 1
     if current.argv or current.redirects:
         commands.append(current)
-    return commands
+    for command in commands:
+        command.words = tuple(unwrap(command.argv))
+    return tuple(commands)
+
+
+_parse_cached = functools.lru_cache(maxsize=2048)(_parse_commands)
 
 
 _WRAPPERS = {"sudo", "nohup", "time", "command", "exec", "builtin", "stdbuf", "nice", "ionice", "chronic"}
@@ -349,7 +368,7 @@ def reads_only(text: str) -> bool:
     if not commands:
         return False
     for cmd in commands:
-        argv = unwrap(cmd.argv)
+        argv = cmd.words
         if not argv:
             continue
         program = argv[0].rsplit("/", 1)[-1]

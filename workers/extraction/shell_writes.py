@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from workers.extraction.diffs import parse_patch
-from workers.extraction.shell import Command, parse_commands, unwrap
+from workers.extraction.shell import Command, parse_commands
 
 _PY_OPEN = re.compile(
     r"""open\(\s*(?:r|f|rb|b)?(['"])([^'"\n]+)\1\s*,\s*(?:mode\s*=\s*)?(['"])([^'"]*[wax+][^'"]*)\3"""
@@ -194,7 +194,7 @@ def _patch_ops(text: str, cwd: str | None) -> list[FileOp]:
 
 
 def _command_ops(cmd: Command, contents: dict[str, str], cwd: str | None) -> list[FileOp]:
-    argv = unwrap(cmd.argv)
+    argv = list(cmd.words)
     ops: list[FileOp] = []
     for op, target in cmd.redirects:
         bare = op.lstrip("0123456789")
@@ -252,7 +252,7 @@ def shell_effects(text: str, cwd: str | None = None, contents: dict[str, str] | 
     """The file effects of a command line, in order; ``contents`` carries heredoc files across calls."""
     effects = ShellEffects(cwd=cwd, contents={} if contents is None else contents)
     for cmd in parse_commands(text):
-        argv = unwrap(cmd.argv)
+        argv = list(cmd.words)
         if argv[:1] in (["cd"], ["pushd"]):
             target = next((a for a in argv[1:] if not a.startswith("-")), None)
             if target and not any(c in target for c in "$`~*"):

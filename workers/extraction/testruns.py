@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from workers.extraction.shell import Command, unwrap
+from workers.extraction.shell import Command
 
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?$")
 _NPM_LIKE = {"npm", "pnpm", "yarn", "bun"}
@@ -38,7 +38,7 @@ _DIRECT = {
 
 def runner_of(cmd: Command) -> str | None:
     """The test runner a simple command starts, or ``None`` when it runs no tests."""
-    argv = unwrap(cmd.argv)
+    argv = list(cmd.words)
     if not argv:
         return None
     path = argv[0]

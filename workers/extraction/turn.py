@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from ingest.schema import ToolEvent, TurnEvent
 from store.entry import FixEntry, TestRun, entry_id
-from store.redact import redact
+from store.redact import might_hold_secret, redact
 from workers.extraction.errors import add_signature, find_errors, normalize_error
 from workers.extraction.files import collect_files
 from workers.extraction.limits import Limits, clip, scan_window, select_events
@@ -60,10 +60,16 @@ def collect_errors(events: Sequence[ToolEvent], workspace: str, limits: Limits) 
     for event in events:
         if not event.output or not _mines_errors(event):
             continue
-        for raw in find_errors(scan_window(event.output, limits)):
+        raws = find_errors(scan_window(event.output, limits))
+        secret_free = not might_hold_secret("\n".join(raws))  # one anchor scan for the whole output
+        for raw in raws:
             # redact before normalizing: cutting or rewriting digits must never leave half a secret
-            signature = normalize_error(redact(raw), workspace=workspace, limit=limits.max_error_chars)
-            add_signature(kept, signature, limits.max_errors)
+            text = raw if secret_free else redact(raw)
+            add_signature(
+                kept,
+                normalize_error(text, workspace=workspace, limit=limits.max_error_chars),
+                limits.max_errors,
+            )
     return kept
 
 
@@ -89,22 +95,25 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
     if tests is not None:
         tests = TestRun(command=redact(tests.command), ok=tests.ok, summary=redact(tests.summary))
     runner = run.runner if run is not None and event.harness_meta.tests is None else None
-    files = [redact(p) for p in touched.files]
+    listed = [*touched.files, *touched.symbols, *errors]
+    if might_hold_secret("\n".join(listed)):  # one anchor scan for all list fields; rarely true
+        files, symbols, errors = ([redact(x) for x in xs] for xs in (touched.files, touched.symbols, errors))
+    else:
+        files, symbols = touched.files, touched.symbols
     last_text = next((t for t in reversed(event.round_texts) if t.strip()), "")
+    solution = solution_text(files, tests, [redact(clip(last_text, 4_000))], limits.max_solution_chars)
     entry = FixEntry(
         id=entry_id(event.owner, event.project_key, event.event_id),
         ts=event.ts,
         project=redact(event.project_key),
         task=_task(event, limits),
         files=files,
-        symbols=[redact(s) for s in touched.symbols],
-        errors=[redact(e) for e in errors],
+        symbols=symbols,
+        errors=errors,
         tests=tests,
         outcome=outcome,
-        solution=redact(
-            solution_text(files, tests, [redact(clip(last_text, 4_000))], limits.max_solution_chars)
-        ),
-        tags=[redact(t) for t in tags_for(files, runner, errors, outcome)],
+        solution=redact(solution),
+        tags=tags_for(files, runner, errors, outcome),  # made of redacted files and errors and fixed words
         commit=redact(event.harness_meta.commit) if event.harness_meta.commit else None,
         event_id=event.event_id,
         extractor=EXTRACTOR_VERSION,
