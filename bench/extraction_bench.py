@@ -52,48 +52,131 @@ def realistic_turn(n: int, *, with_tests: bool = True) -> dict[str, Any]:
         "-        timeout = 30\n+        timeout = 60\n         return timeout\n"
     )
     events: list[dict[str, Any]] = [
-        {"tool": "bash", "input": {"command": f"cd {ws} && ls -la src"}, "output": "total 8\n" * 40, "exit_code": 0},
-        {"tool": "bash", "input": {"command": "grep -rn 'timeout' src | head -50"},
-         "output": "src/a.py:12: timeout = 30\n" * 50, "exit_code": 0},
-        {"tool": "bash", "input": {"command": f"nl -ba src/pkg{n}/auth.py"}, "output": listing, "exit_code": 0},
-        {"tool": "str_replace_editor", "input": {"command": "view", "path": f"{ws}/src/pkg{n}/session.py"},
-         "output": listing[:8000]},
-        {"tool": "bash", "input": {"command": "cat <<'EOF' > reproduce.py\nfrom app import login\nlogin()\nEOF"},
-         "output": "", "exit_code": 0},
-        {"tool": "bash", "input": {"command": "python reproduce.py"},
-         "output": 'Traceback (most recent call last):\n  File "reproduce.py", line 2, in <module>\n'
-                   "    login()\nValueError: timeout after 30 seconds\n", "exit_code": 1},
+        {
+            "tool": "bash",
+            "input": {"command": f"cd {ws} && ls -la src"},
+            "output": "total 8\n" * 40,
+            "exit_code": 0,
+        },
+        {
+            "tool": "bash",
+            "input": {"command": "grep -rn 'timeout' src | head -50"},
+            "output": "src/a.py:12: timeout = 30\n" * 50,
+            "exit_code": 0,
+        },
+        {
+            "tool": "bash",
+            "input": {"command": f"nl -ba src/pkg{n}/auth.py"},
+            "output": listing,
+            "exit_code": 0,
+        },
+        {
+            "tool": "str_replace_editor",
+            "input": {"command": "view", "path": f"{ws}/src/pkg{n}/session.py"},
+            "output": listing[:8000],
+        },
+        {
+            "tool": "bash",
+            "input": {"command": "cat <<'EOF' > reproduce.py\nfrom app import login\nlogin()\nEOF"},
+            "output": "",
+            "exit_code": 0,
+        },
+        {
+            "tool": "bash",
+            "input": {"command": "python reproduce.py"},
+            "output": 'Traceback (most recent call last):\n  File "reproduce.py", line 2, in <module>\n'
+            "    login()\nValueError: timeout after 30 seconds\n",
+            "exit_code": 1,
+        },
     ]
     if with_tests:
-        events.append({"tool": "bash", "input": {"command": "python -m pytest -q"},
-                       "output": _runner("pytest-fail"), "exit_code": 1})
+        events.append(
+            {
+                "tool": "bash",
+                "input": {"command": "python -m pytest -q"},
+                "output": _runner("pytest-fail"),
+                "exit_code": 1,
+            }
+        )
     events += [
-        {"tool": "bash", "input": {"command": f"sed -i 's/timeout = 30/timeout = 60/' src/pkg{n}/auth.py"},
-         "output": "", "exit_code": 0},
-        {"tool": "str_replace_editor",
-         "input": {"command": "str_replace", "path": f"{ws}/src/pkg{n}/session.py",
-                   "old_str": "def refresh(self):\n    return 30", "new_str": "def refresh(self):\n    return 60"},
-         "output": "The file has been edited. " + listing[:3000]},
-        {"tool": "Edit", "input": {"file_path": f"{ws}/src/pkg{n}/config.py", "old_string": "A = 1",
-                                   "new_string": "A = 2"}, "output": "ok"},
+        {
+            "tool": "bash",
+            "input": {"command": f"sed -i 's/timeout = 30/timeout = 60/' src/pkg{n}/auth.py"},
+            "output": "",
+            "exit_code": 0,
+        },
+        {
+            "tool": "str_replace_editor",
+            "input": {
+                "command": "str_replace",
+                "path": f"{ws}/src/pkg{n}/session.py",
+                "old_str": "def refresh(self):\n    return 30",
+                "new_str": "def refresh(self):\n    return 60",
+            },
+            "output": "The file has been edited. " + listing[:3000],
+        },
+        {
+            "tool": "Edit",
+            "input": {
+                "file_path": f"{ws}/src/pkg{n}/config.py",
+                "old_string": "A = 1",
+                "new_string": "A = 2",
+            },
+            "output": "ok",
+        },
         {"tool": "bash", "input": {"command": "git status"}, "output": " M src/a.py\n" * 5, "exit_code": 0},
-        {"tool": "bash", "input": {"command": "cargo test --offline"}, "output": _runner("cargo-test-fail"),
-         "exit_code": 101},
-        {"tool": "bash", "input": {"command": "node --test"}, "output": _runner("node-test-fail"), "exit_code": 1},
-        {"tool": "bash", "input": {"command": "python reproduce.py && rm reproduce.py"}, "output": "ok\n",
-         "exit_code": 0},
-        {"tool": "bash", "input": {"command": "git diff --stat"}, "output": " 3 files changed\n", "exit_code": 0},
+        {
+            "tool": "bash",
+            "input": {"command": "cargo test --offline"},
+            "output": _runner("cargo-test-fail"),
+            "exit_code": 101,
+        },
+        {
+            "tool": "bash",
+            "input": {"command": "node --test"},
+            "output": _runner("node-test-fail"),
+            "exit_code": 1,
+        },
+        {
+            "tool": "bash",
+            "input": {"command": "python reproduce.py && rm reproduce.py"},
+            "output": "ok\n",
+            "exit_code": 0,
+        },
+        {
+            "tool": "bash",
+            "input": {"command": "git diff --stat"},
+            "output": " 3 files changed\n",
+            "exit_code": 0,
+        },
         {"tool": "bash", "input": {"command": "echo done"}, "output": "done", "exit_code": 0},
         {"tool": "bash", "input": {"command": "cat setup.cfg"}, "output": listing[:4000], "exit_code": 0},
-        {"tool": "bash", "input": {"command": "python -m pytest -q tests/test_auth.py"},
-         "output": _runner("pytest-pass") if with_tests else "", "exit_code": 0},
-        {"tool": "bash", "input": {"command": "git add -A && git diff --cached"}, "output": diff, "exit_code": 0},
-    ]  # fmt: skip
+        {
+            "tool": "bash",
+            "input": {"command": "python -m pytest -q tests/test_auth.py"},
+            "output": _runner("pytest-pass") if with_tests else "",
+            "exit_code": 0,
+        },
+        {
+            "tool": "bash",
+            "input": {"command": "git add -A && git diff --cached"},
+            "output": diff,
+            "exit_code": 0,
+        },
+    ]
     while len(events) < 20:
         events.append({"tool": "bash", "input": {"command": "ls"}, "output": "a b c", "exit_code": 0})
-    return {"v": 1, "ts": 1_732_450_000.0 + n, "owner": "bench", "project_key": ws, "workspace": ws,
-            "event_id": f"bench-{n}", "user_message": "fix the session timeout", "tool_events": events[:20],
-            "round_texts": ["Raised the timeout to 60 seconds. Tests pass."]}  # fmt: skip
+    return {
+        "v": 1,
+        "ts": 1_732_450_000.0 + n,
+        "owner": "bench",
+        "project_key": ws,
+        "workspace": ws,
+        "event_id": f"bench-{n}",
+        "user_message": "fix the session timeout",
+        "tool_events": events[:20],
+        "round_texts": ["Raised the timeout to 60 seconds. Tests pass."],
+    }
 
 
 def _rate(events: list[TurnEvent], rounds: int) -> dict[str, Any]:
@@ -104,8 +187,12 @@ def _rate(events: list[TurnEvent], rounds: int) -> dict[str, Any]:
             extract(event)
         seconds.append(time.perf_counter() - started)
     median = statistics.median(seconds)
-    return {"events": len(events), "seconds_median": round(median, 4), "events_per_s": round(len(events) / median, 1),
-            "us_per_event": round(median / len(events) * 1e6, 1)}  # fmt: skip
+    return {
+        "events": len(events),
+        "seconds_median": round(median, 4),
+        "events_per_s": round(len(events) / median, 1),
+        "us_per_event": round(median / len(events) * 1e6, 1),
+    }
 
 
 def run(n_events: int, rounds: int) -> dict[str, Any]:
@@ -118,21 +205,28 @@ def run(n_events: int, rounds: int) -> dict[str, Any]:
     assert entry is not None and entry.outcome == "fixed" and entry.files, entry
     big = realistic_turn(0)
     big["tool_events"] = big["tool_events"] * 10
-    large = [TurnEvent.model_validate({**big, "event_id": f"large-{i}"}) for i in range(max(1, n_events // 50))]
+    large = [
+        TurnEvent.model_validate({**big, "event_id": f"large-{i}"}) for i in range(max(1, n_events // 50))
+    ]
     return {
         "extractor": EXTRACTOR_VERSION,
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
         "processes": 1,
         "goal_events_per_s_per_core": 5000,
-        "realistic_turn": {"tool_events": len(sample.tool_events), "output_kb": round(output_chars / 1024, 1),
-                           **_rate(realistic, rounds)},
+        "realistic_turn": {
+            "tool_events": len(sample.tool_events),
+            "output_kb": round(output_chars / 1024, 1),
+            **_rate(realistic, rounds),
+        },
         "unverified_turn": _rate(unverified, rounds),
-        "large_turn": {"tool_events": len(large[0].tool_events),
-                       "output_kb": round(sum(len(t.output) for t in large[0].tool_events) / 1024, 1),
-                       **_rate(large, rounds)},
+        "large_turn": {
+            "tool_events": len(large[0].tool_events),
+            "output_kb": round(sum(len(t.output) for t in large[0].tool_events) / 1024, 1),
+            **_rate(large, rounds),
+        },
         "sample_entry": entry.model_dump(mode="json"),
-    }  # fmt: skip
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
