@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import redis
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from redis.backoff import NoBackoff
@@ -260,6 +260,7 @@ class ApiMetrics:
 
     registry: CollectorRegistry
     recall_duration: Histogram
+    requests: Counter  # labels: method, route (the template, bounded), code
 
 
 def api_metrics(client: redis.Redis | None, source: FleetSource | None) -> ApiMetrics:
@@ -273,4 +274,10 @@ def api_metrics(client: redis.Redis | None, source: FleetSource | None) -> ApiMe
         buckets=RECALL_DURATION_BUCKETS,
         registry=registry,
     )
-    return ApiMetrics(registry, recall)
+    requests = Counter(
+        "fixmem_api_requests_total",
+        "HTTP requests served by this API process, by method, route template and status code.",
+        ["method", "route", "code"],
+        registry=registry,
+    )
+    return ApiMetrics(registry, recall, requests)

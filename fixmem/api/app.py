@@ -1,0 +1,265 @@
+"""The HTTP API (FastAPI): an owner's fix memory over HTTP, plus health, readiness and metrics.
+
+Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose memory it is):
+
+- ``GET /api/fix-memory?workspace=&project_id=&q=&k=`` -> the recalled entries and the prompt block
+- ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
+- ``DELETE /api/fix-memory/{id}`` -> forget one entry
+- ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
+  ``/metrics`` (Prometheus), ``/openapi.json``
+
+The project key is ``project_id`` if given, else ``workspace``. No or an unknown token: 401. A project
+or entry of another owner is 404 with the same body as a missing one (the store is keyed by owner, so
+another owner's data is never even looked at). Out-of-bounds input: 422 with one readable message.
+The API reads no file of the caller's workspace: ``workspace`` is only a key here (the server's disk is
+not the agent's; checking paths there would be an oracle on the server's files).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Annotated, Any, Final
+
+import redis
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from fixmem.api.auth import TokenMap
+from fixmem.api.models import ForgetOut, Problem, RecalledOut, RecallOut, StatsOut, stats_out
+from fixmem.metrics import ApiMetrics
+from fixmem.settings import Settings
+from ingest.schema import MAX_PROJECT_KEY_CHARS
+from store import FixStore, InvalidKey, StoreError, StoreUnavailable, prompt_block
+from store.entry import ENTRY_ID_PATTERN
+from workers.errors import WorkerError
+
+log = logging.getLogger("fixmem.api")
+
+MAX_QUERY_CHARS: Final = 4000
+MAX_K: Final = 50
+MAX_ENTRY_ID_CHARS: Final = 64
+NOT_FOUND_PROJECT: Final = "no fix memory for this project"
+NOT_FOUND_ENTRY: Final = "no such entry"
+UNAUTHORIZED: Final = "missing or unknown bearer token"
+
+
+@dataclass(frozen=True)
+class ApiContext:
+    """What the routes use: settings, the store, the tokens, the metrics, a Redis client (readyz)."""
+
+    settings: Settings
+    store: FixStore
+    tokens: TokenMap
+    metrics: ApiMetrics
+    client: redis.Redis | None
+    clock: Callable[[], float] = field(default=time.time)
+
+
+_bearer = HTTPBearer(auto_error=False, description="A token of FIXMEM_API_TOKENS; it names the owner.")
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": Problem, "description": UNAUTHORIZED},
+    404: {"model": Problem, "description": "Not found (or another owner's: the two are indistinguishable)"},
+    422: {"model": Problem, "description": "A parameter is missing or out of bounds"},
+    503: {"model": Problem, "description": "The store or Redis is unavailable"},
+}
+
+
+@contextlib.contextmanager
+def _store_errors() -> Iterator[None]:
+    """Store and lock failures as HTTP errors; the details go to the log, not to the caller."""
+    try:
+        yield
+    except InvalidKey as exc:
+        raise HTTPException(422, f"invalid project key or owner: {exc}") from exc
+    except StoreUnavailable as exc:
+        log.error("store unavailable: %s", exc)
+        raise HTTPException(503, "the fix memory store is unavailable; try again later") from exc
+    except (StoreError, WorkerError, redis.exceptions.RedisError) as exc:
+        log.error("request failed: %r", exc)
+        raise HTTPException(503, "the fix memory is busy or unavailable; try again later") from exc
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("query", "path")) or "request"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+def _context(request: Request) -> ApiContext:
+    ctx: ApiContext = request.app.state.ctx
+    return ctx
+
+
+Ctx = Annotated[ApiContext, Depends(_context)]
+
+
+def _owner(ctx: Ctx, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
+    """The owner the bearer token stands for; 401 without one."""
+    who = ctx.tokens.owner(creds.credentials if creds is not None else None)
+    if who is None:
+        raise HTTPException(401, UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
+    return who
+
+
+def _project_key(
+    workspace: Annotated[
+        str | None, Query(max_length=MAX_PROJECT_KEY_CHARS, description="The key when project_id is absent.")
+    ] = None,
+    project_id: Annotated[
+        str | None, Query(max_length=MAX_PROJECT_KEY_CHARS, description="The project key of the events.")
+    ] = None,
+) -> str:
+    """``project_id`` if given, else ``workspace``; 422 without either."""
+    key = project_id or workspace
+    if not key or not key.strip():
+        raise HTTPException(422, "give project_id or workspace (the project key of the events)")
+    return key
+
+
+Owner = Annotated[str, Depends(_owner)]
+ProjectKey = Annotated[str, Depends(_project_key)]
+TAGS: list[str | Enum] = ["fix memory"]
+router = APIRouter()
+
+
+@router.get("/api/fix-memory", response_model=RecallOut, responses=_ERRORS, tags=TAGS)
+def recall(
+    ctx: Ctx,
+    who: Owner,
+    key: ProjectKey,
+    q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The task at hand.")],
+    k: Annotated[int, Query(ge=1, le=MAX_K, description="At most this many fixes.")] = 5,
+) -> RecallOut:
+    """Past fixes of the project relevant to ``q``, best first, and the prompt block to inject."""
+    started = time.perf_counter()
+    now = ctx.clock()
+    with _store_errors():
+        if not ctx.store.read(who, key).entries:
+            raise HTTPException(404, NOT_FOUND_PROJECT)
+        recalled = ctx.store.recall(who, key, q, k=k, now=now)
+        block = prompt_block(recalled, ctx.settings.fix_memory_prompt_budget_tokens, now=now)
+    ctx.metrics.recall_duration.observe(time.perf_counter() - started)
+    return RecallOut(
+        project=key,
+        recalled=[
+            RecalledOut(
+                entry=r.entry, score=r.score, regressed=r.regressed, regressed_by=r.regressed_by,
+                stale=list(r.stale),
+            )
+            for r in recalled
+        ],
+        prompt_block=block,
+    )  # fmt: skip
+
+
+@router.get("/api/fix-memory/stats", response_model=StatsOut, responses=_ERRORS, tags=TAGS)
+def stats(ctx: Ctx, who: Owner, key: ProjectKey) -> StatsOut:
+    """Counts, outcome ratios, top tags, superseded/regressed/malformed counts of the project's log."""
+    with _store_errors():
+        value = ctx.store.stats(who, key)
+    if value.total == 0:
+        raise HTTPException(404, NOT_FOUND_PROJECT)
+    return stats_out(value)
+
+
+@router.delete("/api/fix-memory/{entry_id}", response_model=ForgetOut, responses=_ERRORS, tags=TAGS)
+def forget(
+    ctx: Ctx,
+    who: Owner,
+    entry_id: Annotated[
+        str, Path(pattern=ENTRY_ID_PATTERN, max_length=MAX_ENTRY_ID_CHARS, description="fix-<16 hex digits>")
+    ],
+) -> ForgetOut:
+    """Delete one entry from the owner's fix logs (under the same lock the workers take)."""
+    with _store_errors():
+        if not ctx.store.forget(who, entry_id):
+            raise HTTPException(404, NOT_FOUND_ENTRY)
+    log.info("owner %s forgot %s", who, entry_id)
+    return ForgetOut(id=entry_id, forgotten=True)
+
+
+@router.get("/healthz", tags=["ops"])
+def healthz() -> dict[str, str]:
+    """200 while the process serves requests."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", tags=["ops"], responses={503: {"description": "A dependency is down"}})
+def readyz(ctx: Ctx) -> JSONResponse:
+    """200 when Redis answers and the data directory is writable; 503 with the failed checks."""
+    checks = {"redis": _check_redis(ctx.client), "data_dir": _check_writable(ctx.settings.data_dir)}
+    ready = all(v == "ok" for v in checks.values())
+    return JSONResponse(
+        {"status": "ready" if ready else "not ready", "checks": checks}, status_code=200 if ready else 503
+    )
+
+
+@router.get("/metrics", tags=["ops"], response_class=Response)
+def metrics(ctx: Ctx) -> Response:
+    """Prometheus exposition: fleet metrics read from Redis now, and this process's own."""
+    return Response(generate_latest(ctx.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+async def _invalid(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
+
+
+def create_app(ctx: ApiContext) -> FastAPI:
+    """The FastAPI application serving ``ctx``."""
+    app = FastAPI(
+        title="fixmem",
+        summary="Fix memory for coding agents: recall past fixes, see stats, forget entries.",
+        version="1",
+    )
+    app.state.ctx = ctx
+    app.include_router(router)
+    app.add_exception_handler(RequestValidationError, _invalid)
+    requests_total = ctx.metrics.requests
+
+    @app.middleware("http")
+    async def _count(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        template = getattr(request.scope.get("route"), "path", "other")
+        requests_total.labels(request.method, template, str(response.status_code)).inc()
+        # The query string is never logged: it holds the caller's task text.
+        log.debug(
+            "%s %s %d %.1fms",
+            request.method, template, response.status_code, (time.perf_counter() - started) * 1000,
+        )  # fmt: skip
+        return response
+
+    return app
+
+
+def _check_redis(client: redis.Redis | None) -> str:
+    if client is None:
+        return "not configured"
+    try:
+        client.ping()
+    except redis.exceptions.RedisError as exc:
+        return f"error: {type(exc).__name__}"
+    return "ok"
+
+
+def _check_writable(directory: os.PathLike[str]) -> str:
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".readyz-"):
+            pass
+    except OSError as exc:
+        return f"error: {exc.strerror or type(exc).__name__}"
+    return "ok"

@@ -1,0 +1,91 @@
+"""Wiring and running the API: settings in, an ``ApiContext`` out; uvicorn around the app.
+
+``fixmem serve`` calls ``build_context`` then ``run``; tests build a context the same way and serve it
+from a thread on a socket they bound (``make_server``), so what they exercise is what ships.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+import uvicorn
+
+from fixmem import wiring
+from fixmem.api.app import ApiContext, create_app
+from fixmem.api.auth import TokenConfigError, load_tokens
+from fixmem.metrics import FleetSource, api_metrics, scrape_client
+from fixmem.settings import Settings
+from ingest.connection import connect
+
+log = logging.getLogger("fixmem.api.server")
+
+
+def build_context(settings: Settings) -> ApiContext:
+    """The API's store, tokens, metrics and Redis client for ``settings``.
+
+    Raises TokenConfigError for malformed tokens or none at all, and when the store needs Redis locks
+    (``store_lock=redis``, shared with the workers) but no Redis is configured.
+    """
+    tokens = load_tokens(settings)
+    if not len(tokens):
+        raise TokenConfigError(
+            "no API tokens configured: set FIXMEM_API_TOKENS='token:owner,…' or FIXMEM_API_TOKENS_FILE"
+        )
+    url = wiring.resolve_redis_url(settings)
+    if url is None and settings.store_lock == "redis":
+        raise TokenConfigError(
+            "the API needs Redis for the project locks it shares with the workers (forget): set "
+            "FIXMEM_REDIS_URL, start `fixmem up`, or set FIXMEM_STORE_LOCK=local on a single host"
+        )
+    client = connect(url, timeout=settings.redis_timeout_seconds) if url else None
+    metrics = api_metrics(scrape_client(url) if url else None, FleetSource.from_settings(settings))
+    return ApiContext(
+        settings=settings,
+        store=wiring.make_store(settings, client),
+        tokens=tokens,
+        metrics=metrics,
+        client=client,
+    )
+
+
+def make_server(ctx: ApiContext, *, host: str, port: int, log_level: str = "info") -> uvicorn.Server:
+    """A uvicorn server for the app of ``ctx``; no access log (query strings hold the callers' tasks)."""
+    config = uvicorn.Config(
+        create_app(ctx),
+        host=host,
+        port=port,
+        access_log=False,
+        log_level=log_level,
+        lifespan="off",
+        server_header=False,
+        log_config=None,  # keep the process's logging (fixmem.logs)
+    )
+    return uvicorn.Server(config)
+
+
+def _stop_with_parent(server: uvicorn.Server, parent: int) -> None:
+    """Ask ``server`` to exit when ``parent`` (the ``fixmem up`` supervisor) is gone."""
+
+    def watch() -> None:
+        while not server.should_exit:
+            if os.getppid() != parent:
+                log.warning("parent %d is gone: stopping", parent)
+                server.should_exit = True
+                return
+            threading.Event().wait(1.0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def run(ctx: ApiContext, *, host: str, port: int, parent_pid: int | None = None) -> None:
+    """Serve until SIGINT/SIGTERM (uvicorn finishes in-flight requests), or until ``parent_pid`` dies."""
+    server = make_server(ctx, host=host, port=port)
+    if parent_pid:
+        _stop_with_parent(server, parent_pid)
+    log.info(
+        "API for %d owner(s) with tokens: /api/fix-memory, /metrics, /healthz, /readyz, /docs",
+        len(ctx.tokens.owners),
+    )
+    server.run()
