@@ -17,6 +17,8 @@ is not an error signature.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
@@ -39,13 +41,18 @@ def _relative_path(match: re.Match[str], workspace: str) -> str:
 
 def normalize_error(line: str, *, workspace: str | None = None, limit: int = 200) -> str:
     """The normalized form of one error line (see the module docstring for the rules)."""
-    text = _ANSI.sub("", line)
+    text = _ANSI.sub("", line) if "\x1b" in line else line
     text = _SPACE.sub(" ", text).strip()
-    text = _POSITION.sub(lambda m: m.group(1) or m.group(2), text)
-    text = _ABS_PATH.sub(lambda m: _relative_path(m, workspace or ""), text)
-    text = _WIN_PATH.sub("<path>", text)
-    text = _PY_LINE.sub("", text)
-    text = _HEX.sub("0x#", text)
+    if ":" in text or "(" in text:
+        text = _POSITION.sub(lambda m: m.group(1) or m.group(2), text)
+    if "/" in text:
+        text = _ABS_PATH.sub(lambda m: _relative_path(m, workspace or ""), text)
+    if ":\\" in text:
+        text = _WIN_PATH.sub("<path>", text)
+    if " line " in text:
+        text = _PY_LINE.sub("", text)
+    if "0x" in text:
+        text = _HEX.sub("0x#", text)
     text = _NUMBER.sub("#", text)
     text = _SPACE.sub(" ", text).strip()
     return text[:limit].rstrip()
@@ -107,37 +114,51 @@ def _python_tracebacks(lines: list[str], out: list[tuple[int, str]]) -> None:
             break
 
 
-# Every shape below contains one of these; lines without any are skipped unread (most output lines).
-_CANDIDATE = re.compile(r"rror|ERROR|Exception|FAIL|Fail|panic|fatal|●|not found|No such file|\.go:\d|^E  ")
+# Every shape below contains one of these words; lines holding none are never read. Found with str.find
+# (C speed) rather than a regex alternation, which costs ~50 ns per character of output.
+_ANCHOR_WORDS = ("rror", "ERROR", "Exception", "FAIL", "Fail", "panic", "fatal", "●", "not found",
+                 "No such file", ".go:", "\nE  ")  # fmt: skip
+_MAX_ANCHOR_HITS = 20_000
+
+
+def _candidate_lines(text: str, lines: list[str]) -> list[int]:
+    """Indexes of the lines that hold an anchor word, ascending."""
+    positions: list[int] = [0] if text.startswith("E  ") else []
+    for word in _ANCHOR_WORDS:
+        at = text.find(word)
+        while at != -1 and len(positions) < _MAX_ANCHOR_HITS:
+            positions.append(at + 1 if word[0] == "\n" else at)
+            at = text.find(word, at + 1)
+    if not positions:
+        return []
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    return sorted({bisect.bisect_right(starts, p) - 1 for p in positions})
 
 
 def find_errors(text: str) -> list[str]:
     """Raw error signatures of one tool output, in order of appearance (not yet normalized)."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    lines = text.replace("\r\n", "\n").split("\n")
+    text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
     found: list[tuple[int, str]] = []
     if _TRACEBACK in text:
         _python_tracebacks(lines, found)
     taken = {index for index, _ in found}
-    in_e_block = False
-    candidate = _CANDIDATE.search
-    for index, raw in enumerate(lines):
-        if index in taken or not candidate(raw):
-            in_e_block = False
+    last_e = -2
+    for index in _candidate_lines(text, lines):
+        if index in taken:
             continue
-        line = raw.rstrip()
+        line = lines[index].rstrip()
         stripped = line.strip()
         if not stripped:
-            in_e_block = False
             continue
         pytest_e = _PYTEST_E.match(line)
         if pytest_e:
-            if not in_e_block:
+            if last_e != index - 1:  # the first line of each block of E lines
                 found.append((index, pytest_e.group(1)))
-            in_e_block = True
+            last_e = index
             continue
-        in_e_block = False
         signature = _match_line(line, stripped, lines, index)
         if signature:
             found.append((index, signature))
@@ -148,57 +169,55 @@ def find_errors(text: str) -> list[str]:
 def _match_line(line: str, stripped: str, lines: list[str], index: int) -> str | None:
     """The signature a single line carries, if its shape is an error's."""
     match: re.Match[str] | None
-    if match := _PYTEST_SHORT.match(stripped):
+    if stripped.startswith(("FAILED ", "ERROR ")) and (match := _PYTEST_SHORT.match(stripped)):
         return match.group(1) if " - " in match.group(1) else stripped
-    if match := _UNITTEST.match(stripped):
+    if stripped.startswith(("FAIL: ", "ERROR: ")) and (match := _UNITTEST.match(stripped)):
         return stripped.split(" ", 1)[0] + f" {match.group(1)} ({match.group(2)})"
-    if match := _TS_ERROR.search(stripped):
+    if "error TS" in stripped and (match := _TS_ERROR.search(stripped)):
         return f"error {match.group(1)}: {match.group(2)}"
-    if match := _GO_FAIL.match(line):
+    if "--- FAIL" in line and (match := _GO_FAIL.match(line)):
         return f"--- FAIL: {match.group(1)}"
-    if match := _PANIC.match(stripped):
+    if stripped.startswith("panic: "):
         return stripped
-    if match := _RUST_PANIC.match(stripped):
+    if stripped.startswith("thread '") and (match := _RUST_PANIC.match(stripped)):
         message = match.group(2) or match.group(4)
         if not message and index + 1 < len(lines):
             message = lines[index + 1].strip()
         return f"thread '{match.group(1)}' panicked at {match.group(3)}: {message}".rstrip(": ")
-    if match := _C_ERROR.match(stripped):
+    if "error:" in stripped and (match := _C_ERROR.match(stripped)):
         return f"{match.group(1)}: error: {match.group(2)}"
-    if match := _GO_COMPILE.match(stripped):
+    if ".go:" in stripped and (match := _GO_COMPILE.match(stripped)):
         return f"{match.group(1)}: {match.group(2)}"
-    if match := _NODE_ASSERT.match(line):
+    if "error:" in line and (match := _NODE_ASSERT.match(line)):
         if match.group(1):
             return match.group(1)
         following = next((s.strip() for s in lines[index + 1 : index + 4] if s.strip()), "")
         return following or None
-    if match := _RUST_ERROR.match(stripped):
+    if stripped.startswith("error") and _RUST_ERROR.match(stripped):
         if stripped.startswith(_NOISE):
             return None
         return stripped
-    if match := _JAVA_EXC.match(stripped):
+    if stripped.startswith("Exception in thread"):
         return stripped
-    if (match := _MAVEN_FAIL.match(stripped)) and match.group(1):
+    if stripped.startswith("[ERROR]") and (match := _MAVEN_FAIL.match(stripped)) and match.group(1):
         return match.group(1)
-    if match := _CMD_NOT_FOUND.match(stripped):
+    if "not found" in stripped and (match := _CMD_NOT_FOUND.match(stripped)):
         return f"{match.group(1)}: command not found"
-    if match := _PY_NO_SUCH.match(stripped):
+    if "No such file" in stripped and (_PY_NO_SUCH.match(stripped) or _NO_SUCH_FILE.match(stripped)):
         return stripped
-    if match := _NO_SUCH_FILE.match(stripped):
-        return stripped
-    for pattern in _EXTRA:
+    for pattern in _EXTRA if "Fail" in stripped or "FAIL" in stripped else ():
         if match := pattern.match(stripped):
             return match.group(1) if pattern.groups else stripped
-    if match := _JS_ERROR.match(line):
+    if ": " in line and (match := _JS_ERROR.match(line)):
         text = match.group(1)
         if line.startswith((" ", "\t")) and not text.startswith(
             ("AssertionError", "TypeError", "ReferenceError")
         ):
             return None
         return text
-    if match := _JEST_BULLET.match(line):
+    if "●" in line and (match := _JEST_BULLET.match(line)):
         return f"● {match.group(1).strip()}"
-    if match := _GENERIC_ERROR.match(stripped):
+    if stripped.startswith(("Error:", "ERROR:", "error:", "fatal:")) and _GENERIC_ERROR.match(stripped):
         return stripped
     return None
 
