@@ -263,6 +263,10 @@ class FixStore:
         for entry in entries:
             if entry.project != project_key:
                 raise InvalidEntry(f"entry {entry.id} is for project {entry.project!r}, not {project_key!r}")
+            try:
+                log.encode_entry(entry)
+            except TypeError as exc:  # orjson refuses lone surrogates: such text cannot be a JSON line
+                raise InvalidEntry(f"entry {entry.id} holds text that is not valid UTF-8: {exc}") from exc
         files = self._files(owner, project_key)
         ensure_dir(files.directory)
         with self._lock(owner, project_key, files):

@@ -2,7 +2,9 @@
 
 Unverified entries go first (oldest first), then the oldest of the rest. So a fixed or partial entry is
 never dropped while an unverified one remains, and ``keep`` never exceeds ``cap``. Ties on ``ts`` go by
-log position (earlier line first). ``keep`` and ``drop`` keep the log's order.
+id, so the decision depends only on the set of entries, never on their order: re-appending entries that
+rotation dropped (a replayed batch) drops exactly them again, and the log comes out the same.
+``keep`` and ``drop`` keep the log's order.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def plan_rotation(entries: Sequence[FixEntry], cap: int) -> RotationPlan:
         return RotationPlan(keep=list(entries), drop=[])
     order = sorted(
         range(len(entries)),
-        key=lambda i: (entries[i].outcome != "unverified", entries[i].ts, i),
+        key=lambda i: (entries[i].outcome != "unverified", entries[i].ts, entries[i].id),
     )
     dropped = set(order[:excess])
     return RotationPlan(

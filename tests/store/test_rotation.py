@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import pytest
@@ -44,10 +45,12 @@ def test_plan_rotation_table(log: str, cap: int, kept: str, dropped: str) -> Non
     assert _spec(plan.drop) == dropped
 
 
-def test_ties_on_ts_go_by_log_position() -> None:
+def test_ties_on_ts_go_by_id_whatever_the_order() -> None:
     entries = [make_entry(i, ts=5.0) for i in range(4)]
-    plan = plan_rotation(entries, 2)
-    assert plan.drop == entries[:2] and plan.keep == entries[2:]
+    by_id = sorted(entries, key=lambda e: e.id)
+    for order in (entries, entries[::-1]):
+        plan = plan_rotation(order, 2)
+        assert {e.id for e in plan.drop} == {e.id for e in by_id[:2]}
 
 
 def test_negative_cap_is_refused() -> None:
@@ -85,3 +88,21 @@ def test_rotation_invariants(entries: list[FixEntry], cap: int) -> None:
 def test_rotation_is_idempotent(entries: list[FixEntry], cap: int) -> None:
     once = plan_rotation(entries, cap).keep
     assert plan_rotation(once, cap).keep == once
+
+
+@given(entries_strategy, st.integers(0, 45), st.randoms())
+def test_rotation_depends_on_the_set_not_the_order(
+    entries: list[FixEntry], cap: int, rnd: random.Random
+) -> None:
+    shuffled = list(entries)
+    rnd.shuffle(shuffled)
+    assert {e.id for e in plan_rotation(shuffled, cap).keep} == {
+        e.id for e in plan_rotation(entries, cap).keep
+    }
+
+
+@given(entries_strategy, st.integers(0, 45))
+def test_replaying_dropped_entries_drops_them_again(entries: list[FixEntry], cap: int) -> None:
+    plan = plan_rotation(entries, cap)
+    replay = plan_rotation(plan.keep + plan.drop, cap)
+    assert replay.keep == plan.keep

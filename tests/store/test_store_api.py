@@ -1,0 +1,191 @@
+"""FixStore on real files: append semantics, idempotence, isolation, forget, hostile names."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from store import FixEntry, FixStore, InvalidEntry, InvalidKey
+from store.paths import owner_dir, project_files
+from tests.store.factories import OWNER, PROJECT, make_entry
+
+
+def _dump(entries: list[FixEntry]) -> list[dict]:  # type: ignore[type-arg]
+    return [e.model_dump(mode="json") for e in entries]
+
+
+def test_append_reports_added_duplicates_and_dropped(data_dir: Path) -> None:
+    store = FixStore(data_dir, cap=3)
+    first = store.append(OWNER, PROJECT, [make_entry(1, "a", outcome="unverified"), make_entry(2, "b")])
+    assert [e.id for e in first.added] == [make_entry(1).id, make_entry(2).id]
+    assert first.duplicates == [] and first.dropped == [] and first.quarantined == 0
+
+    again = store.append(OWNER, PROJECT, [make_entry(2, "b"), make_entry(3, "c"), make_entry(3, "c")])
+    assert again.duplicates == [make_entry(2).id, make_entry(3).id]  # known, and repeated in the batch
+    assert [e.id for e in again.added] == [make_entry(3).id]
+
+    rotated = store.append(OWNER, PROJECT, [make_entry(4, "d", outcome="partial")])
+    assert [e.id for e in rotated.dropped] == [make_entry(1).id]  # the unverified one went first
+    assert [e.task for e in store.read(OWNER, PROJECT).entries] == ["b", "c", "d"]
+
+
+def test_an_empty_batch_or_only_duplicates_writes_nothing(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    store.append(OWNER, PROJECT, [make_entry(1)])
+    log = project_files(data_dir / "fix_memory", OWNER, PROJECT).log
+    stat = log.stat()
+    assert store.append(OWNER, PROJECT, []).added == []
+    assert store.append(OWNER, PROJECT, [make_entry(1)]).duplicates == [make_entry(1).id]
+    assert (log.stat().st_mtime_ns, log.stat().st_size) == (stat.st_mtime_ns, stat.st_size)
+
+
+OUTCOME_OF = ("fixed", "partial", "unverified")
+# The same id is the same turn, so it always has the same content (as extraction makes it).
+batches = st.lists(st.integers(0, 12), max_size=10).map(
+    lambda ns: [make_entry(n, f"task {n}", outcome=OUTCOME_OF[n % 3], ts=1000.0 + n % 5) for n in ns]  # type: ignore[arg-type]
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batches, batches)
+def test_appending_the_same_batches_twice_equals_appending_them_once(
+    first: list[FixEntry], second: list[FixEntry]
+) -> None:
+    """Holds with rotation too: what rotation dropped and a replay brings back is dropped again."""
+    with (
+        mock.patch("os.fsync"),  # durability is not what this property is about; keep it fast
+        tempfile.TemporaryDirectory() as once_dir,
+        tempfile.TemporaryDirectory() as twice_dir,
+    ):
+        once, twice = FixStore(once_dir, cap=8), FixStore(twice_dir, cap=8)
+        for batch in (first, second):
+            once.append(OWNER, PROJECT, batch)
+        for batch in (first, first, second, second):
+            twice.append(OWNER, PROJECT, batch)
+        assert _dump(twice.read(OWNER, PROJECT).entries) == _dump(once.read(OWNER, PROJECT).entries)
+        ids = [e.id for e in twice.read(OWNER, PROJECT).entries]
+        assert len(ids) == len(set(ids)) <= 8
+
+
+def test_entries_of_another_project_are_refused_and_nothing_is_written(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    stranger = make_entry(2, project="/other")
+    with pytest.raises(InvalidEntry, match="/other"):
+        store.append(OWNER, PROJECT, [make_entry(1), stranger])
+    assert store.read(OWNER, PROJECT).entries == []
+    assert not (data_dir / "fix_memory").exists()
+
+
+@pytest.mark.parametrize(("owner", "project"), [("", PROJECT), (OWNER, "")])
+def test_empty_owner_or_project_is_refused(data_dir: Path, owner: str, project: str) -> None:
+    with pytest.raises(InvalidKey):
+        FixStore(data_dir).append(owner, project, [make_entry(1, project=project)])
+    with pytest.raises(InvalidKey):
+        FixStore(data_dir).recall(owner, project, "x")
+
+
+def test_cap_must_be_positive(data_dir: Path) -> None:
+    with pytest.raises(ValueError, match="cap"):
+        FixStore(data_dir, cap=0)
+
+
+def test_secrets_are_redacted_before_they_are_written(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    token = "ghp_" + "a" * 36
+    entry = make_entry(1, f"push with {token}", solution="export AWS_SECRET=abcdefghijklmnop1234")
+    added = store.append(OWNER, PROJECT, [entry]).added[0]
+    raw = project_files(data_dir / "fix_memory", OWNER, PROJECT).log.read_text()
+    assert token not in raw and "abcdefghijklmnop1234" not in raw
+    assert "[REDACTED]" in added.task and added.id == entry.id
+
+
+def test_lineage_and_projects(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    a = make_entry(1, "fix login timeout", files=["src/auth.py"])
+    b = make_entry(2, "fix the login timeout bug", files=["src/auth.py"])
+    store.append(OWNER, PROJECT, [a])
+    store.append(OWNER, PROJECT, [b])
+    assert [e.id for e in store.lineage(OWNER, PROJECT, a.id)] == [a.id, b.id]
+    assert [e.id for e in store.lineage(OWNER, PROJECT, b.id)] == [a.id, b.id]
+    assert store.lineage(OWNER, PROJECT, "fix-ffffffffffffffff") == []
+    store.append(OWNER, "/second", [make_entry(3, project="/second")])
+    assert store.projects(OWNER) == sorted([PROJECT, "/second"])
+    assert store.projects("nobody") == []
+
+
+def test_forget_across_projects_touches_only_that_entry(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    one = [make_entry(i, f"one {i}", project="/one") for i in range(3)]
+    two = [make_entry(i, f"two {i}", project="/two") for i in range(10, 13)]
+    store.append(OWNER, "/one", one)
+    store.append(OWNER, "/two", two)
+    # Bob holds a line with the very same id (a hand-made collision): forgetting Alice's must not touch it.
+    bob_line = two[1].model_copy(update={"project": "/two"})
+    store.append("bob", "/two", [bob_line])
+    bob_dir = owner_dir(data_dir / "fix_memory", "bob")
+    bob_before = {p.name: p.read_bytes() for p in bob_dir.iterdir()}
+    one_log = project_files(data_dir / "fix_memory", OWNER, "/one").log
+    one_before = one_log.read_bytes()
+
+    assert store.forget(OWNER, two[1].id) is True
+    assert [e.task for e in store.read(OWNER, "/two").entries] == ["two 10", "two 12"]
+    assert one_log.read_bytes() == one_before
+    assert {p.name: p.read_bytes() for p in bob_dir.iterdir()} == bob_before
+    index = orjson.loads(project_files(data_dir / "fix_memory", OWNER, "/two").index.read_bytes())
+    assert two[1].id not in index and len(index) == 2
+    assert store.recall(OWNER, "/two", "two 11") == [] or all(
+        r.entry.id != two[1].id for r in store.recall(OWNER, "/two", "two 11")
+    )
+
+    assert store.forget(OWNER, two[1].id) is False  # already gone
+    assert store.forget(OWNER, "fix-0000000000000000") is False
+    assert store.forget(OWNER, "../../etc/passwd") is False
+    assert store.forget("nobody", one[0].id) is False
+    with pytest.raises(InvalidKey):
+        store.forget("", one[0].id)
+
+
+HOSTILE = [
+    "..", ".", "../../etc", "/abs/path", "a\x00b", "x" * 10_000, "日本語/项目", "a/b", "a_b", "~", "$HOME",
+    "-rf", "con", "\u202eevil", "a\\..\\b", " ", "fix_memory",
+]  # fmt: skip
+
+
+def test_text_that_cannot_be_json_is_refused_with_a_clear_error(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    with pytest.raises(InvalidEntry, match="not valid UTF-8"):
+        store.append(OWNER, "\ud800", [make_entry(1, project="\ud800")])
+    with pytest.raises(InvalidEntry, match="not valid UTF-8"):
+        store.append(OWNER, PROJECT, [make_entry(1, "lone \udc80 surrogate")])
+    assert store.append("\ud800", PROJECT, [make_entry(1)]).added  # an owner only names a directory
+
+
+def test_hostile_names_never_escape_the_store_root(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    store = FixStore(data_dir)
+    for owner in HOSTILE:
+        for project in HOSTILE:
+            entry = make_entry(1, "task", owner=owner, project=project)
+            assert store.append(owner, project, [entry]).added
+    root = (data_dir / "fix_memory").resolve()
+    outside = [
+        Path(d, f)
+        for d, _, names in os.walk(tmp_path)
+        for f in names
+        if not Path(d, f).resolve().is_relative_to(root)
+    ]
+    assert outside == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+    assert sorted(p.name for p in data_dir.iterdir()) == ["fix_memory"]
+    assert len(list(root.iterdir())) == len(HOSTILE)  # one directory per owner, none shared
+    for owner in ("a/b", "a_b", "x" * 10_000):
+        assert store.projects(owner) == sorted(HOSTILE)
+        for project in HOSTILE:
+            assert [e.project for e in store.read(owner, project).entries] == [project]
