@@ -213,6 +213,9 @@ def run(n_events: int, rounds: int) -> dict[str, Any]:
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
         "processes": 1,
+        "load_average_1m_at_start": round(
+            os.getloadavg()[0], 2
+        ),  # the machine is shared: > 1 means contention
         "goal_events_per_s_per_core": 5000,
         "realistic_turn": {
             "tool_events": len(sample.tool_events),
