@@ -1,0 +1,203 @@
+"""Recall on real files: the right fix first, nothing when nothing is relevant, history respected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from store import FixEntry, FixStore, prompt_block
+from store.paths import project_files
+from tests.store.factories import OWNER, PROJECT, make_entry
+
+NOW = 1_800_000_000.0
+
+PROJECT_LOG = [
+    make_entry(
+        1,
+        "login times out for users on slow networks",
+        files=["src/auth/login.py"],
+        errors=["TimeoutError: login request took # seconds"],
+        solution="raised the auth client timeout and added a retry with backoff",
+    ),
+    make_entry(
+        2,
+        "serializer crashes when the user has no profile",
+        files=["src/api/serializers.py"],
+        errors=["KeyError: 'profile'"],
+        solution="default to an empty profile in UserSerializer.to_representation",
+    ),
+    make_entry(
+        3,
+        "invoice totals are off by one cent",
+        files=["src/billing/invoice.py"],
+        errors=["AssertionError: assert # == #"],
+        solution="round with Decimal.quantize instead of float rounding",
+    ),
+    make_entry(
+        4,
+        "app fails to start without pyyaml installed",
+        files=["pyproject.toml"],
+        errors=["ModuleNotFoundError: No module named 'yaml'"],
+        solution="added pyyaml to the dependencies",
+    ),
+    make_entry(
+        5,
+        "dark mode toggle does not persist after reload",
+        files=["web/src/settings/ThemeToggle.tsx"],
+        solution="store the theme in localStorage",
+        outcome="unverified",
+    ),
+    make_entry(
+        6,
+        "database connection pool exhausted under load",
+        files=["src/db/pool.py"],
+        errors=["OperationalError: too many connections"],
+        solution="capped the pool size and released connections in a finally block",
+    ),
+]
+
+
+@pytest.fixture
+def store(data_dir: Path) -> FixStore:
+    store = FixStore(data_dir)
+    store.append(OWNER, PROJECT, PROJECT_LOG)
+    store.append(OWNER, "/another/project", [make_entry(99, "login times out", project="/another/project")])
+    return store
+
+
+@pytest.mark.parametrize(
+    ("query", "kwargs", "expected"),
+    [
+        ("the login is timing out", {}, 1),
+        ("login timeouts on a slow network", {}, 1),
+        ("users without a profile crash the serializer", {}, 2),
+        ("crash", {"errors": ["KeyError: 'profile'"]}, 2),
+        ("invoice total rounding is wrong", {}, 3),
+        ("startup fails", {"errors": ["ModuleNotFoundError: No module named 'yaml'"]}, 4),
+        ("theme is lost after a page reload", {}, 5),
+        ("too many connections to the database", {}, 6),
+        ("pool", {"files": ["/ws/app/src/db/pool.py"], "workspace": "/ws/app"}, 6),
+        ("change the invoice", {"files": ["./src/billing/invoice.py"]}, 3),
+    ],
+)
+def test_the_right_fix_comes_first(store: FixStore, query: str, kwargs: dict, expected: int) -> None:  # type: ignore[type-arg]
+    hits = store.recall(OWNER, PROJECT, query, now=NOW, **kwargs)
+    assert hits, f"nothing recalled for {query!r}"
+    assert hits[0].entry.id == make_entry(expected).id
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "write a haiku about spring",
+        "deploy the service to kubernetes",
+        "update the readme",
+        "rename the repository",
+        "add a CSV export to the reports page",
+        "",
+    ],
+)
+def test_abstains_when_nothing_is_relevant(store: FixStore, query: str) -> None:
+    assert store.recall(OWNER, PROJECT, query, now=NOW) == []
+    assert prompt_block(store.recall(OWNER, PROJECT, query, now=NOW), now=NOW) == ""
+
+
+def test_a_file_alone_does_not_make_an_unrelated_task_relevant(store: FixStore) -> None:
+    assert store.recall(OWNER, PROJECT, "write a haiku", files=["src/auth/login.py"], now=NOW) == []
+
+
+def test_unknown_projects_and_owners_recall_nothing(store: FixStore) -> None:
+    assert store.recall(OWNER, "/never/seen", "login times out", now=NOW) == []
+    assert store.recall("mallory", PROJECT, "login times out", now=NOW) == []
+
+
+def test_other_projects_never_leak(store: FixStore) -> None:
+    hits = store.recall(OWNER, PROJECT, "login times out", now=NOW)
+    assert all(h.entry.project == PROJECT for h in hits)
+
+
+def test_k_limits_the_results(store: FixStore) -> None:
+    assert len(store.recall(OWNER, PROJECT, "login serializer invoice pool", k=2, now=NOW)) <= 2
+    assert store.recall(OWNER, PROJECT, "login times out", k=0, now=NOW) == []
+
+
+def test_only_the_newest_of_a_lineage_is_recalled(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    old = make_entry(1, "fix login timeout", files=["src/auth.py"], solution="raised the timeout")
+    new = make_entry(2, "fix the login timeout bug", files=["src/auth.py"], solution="added a retry")
+    store.append(OWNER, PROJECT, [old])
+    assert store.append(OWNER, PROJECT, [new]).added[0].supersedes == old.id
+    hits = store.recall(OWNER, PROJECT, "login timeout", now=NOW)
+    assert [h.entry.id for h in hits] == [new.id]
+    assert len(store.read(OWNER, PROJECT).entries) == 2  # supersession never deletes
+    assert store.stats(OWNER, PROJECT).superseded == 1
+
+
+def test_a_regressed_fix_is_flagged_and_ranked_below_a_fix_that_held(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    held = make_entry(1, "cache returns stale sessions", files=["src/cache.py"], ts=1000)
+    broken = make_entry(
+        2, "cache returns stale sessions", files=["src/session_cache.py"], errors=["KeyError: 'sid'"], ts=2000
+    )
+    later = make_entry(
+        3, "add metrics to the exporter", files=["src/exporter.py"], errors=["KeyError: 'sid'"],
+        outcome="partial", ts=3000,
+    )  # fmt: skip
+    store.append(OWNER, PROJECT, [held, broken, later])
+    hits = store.recall(OWNER, PROJECT, "cache returns stale sessions", now=NOW)
+    assert [h.entry.id for h in hits][:2] == [held.id, broken.id]  # the newer fix regressed: it sorts below
+    assert hits[1].regressed and hits[1].regressed_by == later.id
+    assert not hits[0].regressed
+    assert "[fixed, regressed later]" in prompt_block(hits, now=NOW)
+    assert store.stats(OWNER, PROJECT).regressed == 1
+    assert store.read(OWNER, PROJECT).entries[1] == broken  # derived at read time: nothing rewritten
+
+
+def test_recency_breaks_ties(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    older = make_entry(1, "parser drops the last row", files=["a/parser.py"], ts=1000)
+    newer = make_entry(2, "parser drops the last row", files=["b/parser.py"], ts=2000)
+    store.append(OWNER, PROJECT, [older, newer])
+    hits = store.recall(OWNER, PROJECT, "parser drops the last row", now=NOW)
+    assert [h.entry.id for h in hits] == [newer.id, older.id]
+    assert hits[0].score == hits[1].score
+
+
+def test_recall_output_is_redacted_again(data_dir: Path) -> None:
+    """An old line written before redaction existed still never reaches the prompt with its secret."""
+    files = project_files(data_dir / "fix_memory", OWNER, PROJECT)
+    files.directory.mkdir(parents=True)
+    leaked = make_entry(1, "deploy script fails", solution="ran with password=hunter2hunter2 in env")
+    files.log.write_bytes(orjson.dumps(leaked.model_dump(mode="json")) + b"\n")
+    store = FixStore(data_dir)
+    hits = store.recall(OWNER, PROJECT, "deploy script fails", now=NOW)
+    assert "hunter2" not in hits[0].entry.solution and "[REDACTED]" in hits[0].entry.solution
+    assert "hunter2" not in prompt_block(hits, now=NOW)
+    assert "hunter2" in store.read(OWNER, PROJECT).entries[0].solution  # read is the raw log
+
+
+def test_stale_entries_are_marked_not_dropped(data_dir: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "src" / "kept.py").write_text("")
+    store = FixStore(data_dir)
+    gone: FixEntry = make_entry(1, "parser crash on empty file", files=["src/removed.py"], commit="aaaaaaa")
+    kept: FixEntry = make_entry(2, "parser crash on unicode", files=["src/kept.py"], commit="bbbbbbb")
+    store.append(OWNER, PROJECT, [gone, kept])
+    hits = store.recall(
+        OWNER, PROJECT, "parser crash", workspace=str(workspace), known_commits={"bbbbbbb"}, now=NOW
+    )
+    marks = {h.entry.id: h.stale for h in hits}
+    assert marks[gone.id] == ("stale: commit gone", "stale: file gone: src/removed.py")
+    assert marks[kept.id] == ()
+    block = prompt_block(hits, known_commits={"bbbbbbb"}, workspace=str(workspace), now=NOW)
+    assert block.count("stale: commit gone") == 1  # marks are not repeated
+    assert store.recall(OWNER, PROJECT, "parser crash", now=NOW)[0].stale == ()  # nothing checked
+
+
+def test_recalled_results_are_json_serializable(store: FixStore) -> None:
+    hits = store.recall(OWNER, PROJECT, "login times out", now=NOW)
+    data = orjson.loads(orjson.dumps([h.to_dict() for h in hits]))
+    assert data[0]["entry"]["id"] == make_entry(1).id and isinstance(data[0]["score"], float)
