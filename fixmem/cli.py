@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import click
 
+from fixmem.api_cli import mcp_command, serve_command, tool_schema_command
 from fixmem.errors import ExitCode, translate
 from fixmem.eval_cli import eval_command
 from fixmem.eval_extraction import eval_extraction_command
@@ -39,6 +40,10 @@ cli.add_command(export)
 cli.add_command(import_)
 cli.add_command(eval_extraction_command)
 cli.add_command(eval_command)
+# Agents and dashboards (issue 5): the HTTP API and /metrics, the recall_fixes tool, MCP.
+cli.add_command(serve_command)
+cli.add_command(tool_schema_command)
+cli.add_command(mcp_command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,97 @@
+"""``fixmem serve`` (HTTP API and /metrics), ``fixmem tool-schema``, ``fixmem mcp`` (the tool over MCP)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import cast
+
+import click
+
+from fixmem import logs, wiring
+from fixmem.api.auth import TokenConfigError
+from fixmem.errors import CliError, ExitCode
+from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option, verbose_option
+from fixmem.tool import SCHEMA_FORMATS, SchemaFormat, ToolContext, tool_schema
+
+
+@click.command("serve")
+@click.option("--host", default=None, help="Interface to listen on (FIXMEM_API_HOST, 127.0.0.1).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port (FIXMEM_API_PORT, 8765).")
+@click.option("--parent-pid", type=int, default=None, hidden=True)
+@redis_url_option
+@data_dir_option
+@verbose_option
+def serve_command(
+    *,
+    host: str | None,
+    port: int | None,
+    parent_pid: int | None,
+    redis_url: str | None,
+    data_dir: Path | None,
+    verbose: bool,
+) -> None:
+    """Serve the HTTP API (recall, stats, forget per token owner) and /metrics for Prometheus.
+
+    Tokens: FIXMEM_API_TOKENS="token1:alice,token2:bob" and/or FIXMEM_API_TOKENS_FILE (token:owner lines).
+    """
+    from fixmem.api.server import build_context, run  # noqa: PLC0415 - load the web stack only here
+
+    settings = load_settings(redis_url=redis_url, data_dir=data_dir, api_host=host, api_port=port)
+    logs.configure("api", verbose=verbose)
+    try:
+        ctx = build_context(settings)
+    except TokenConfigError as exc:
+        raise CliError(str(exc), ExitCode.CONFIG_ERROR) from exc
+    run(ctx, host=settings.api_host, port=settings.api_port, parent_pid=parent_pid)
+
+
+@click.command("tool-schema")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(SCHEMA_FORMATS),
+    default="openai",
+    show_default=True,
+    help="openai: a Chat Completions `tools` item; anthropic: a Messages API tool; mcp: a tools/list item.",
+)
+def tool_schema_command(fmt: str) -> None:
+    """Print the recall_fixes tool definition as JSON."""
+    click.echo(json.dumps(tool_schema(cast(SchemaFormat, fmt)), indent=2))
+
+
+@click.command("mcp")
+@click.option("--owner", envvar="FIXMEM_OWNER", required=True, help="Whose memory (FIXMEM_OWNER).")
+@click.option(
+    "--project",
+    envvar="FIXMEM_PROJECT",
+    default=None,
+    help="Project key (FIXMEM_PROJECT; default: the workspace).",
+)
+@click.option(
+    "--workspace",
+    envvar="FIXMEM_WORKSPACE",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The agent's checkout (FIXMEM_WORKSPACE; default: the current directory).",
+)
+@data_dir_option
+@verbose_option
+def mcp_command(
+    *, owner: str, project: str | None, workspace: Path | None, data_dir: Path | None, verbose: bool
+) -> None:
+    """Serve the recall_fixes tool over MCP on stdin/stdout (add it to your agent's MCP servers)."""
+    from fixmem.mcp_server import run_stdio  # noqa: PLC0415 - load the MCP SDK only here
+
+    settings = load_settings(data_dir=data_dir)
+    logs.configure("mcp", verbose=verbose)  # stderr: stdout is the protocol
+    where = str((workspace or Path(os.getcwd())).absolute())
+    ctx = ToolContext.from_settings(
+        settings,
+        wiring.make_store(settings, None),  # reads only: no lock, no Redis
+        owner=owner,
+        project_key=project or where,
+        workspace=where,
+    )
+    run_stdio(ctx)
