@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from ingest.schema import HarnessMeta, ToolEvent
 from store.entry import Outcome, TestRun
-from store.redact import redact
 from workers.extraction.limits import Limits, clip, scan_window
 from workers.extraction.shell import parse_commands
 from workers.extraction.testruns import Summary, parse_summary, runner_of
@@ -30,7 +29,6 @@ _DID_NOT_RUN = re.compile(
     r"error: no such command|is not recognized as",
     re.MULTILINE,
 )
-_MAX_COMMAND_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -92,8 +90,7 @@ def run_of(event: ToolEvent, limits: Limits) -> Run | None:
         if summary
         else ("exit code " + str(event.exit_code) if event.exit_code is not None else "")
     )
-    shown = " ".join(redact(command[: _MAX_COMMAND_CHARS * 4]).split())[:_MAX_COMMAND_CHARS]
-    return Run(runner=runner, command=shown, ok=ok, summary=redact(text))
+    return Run(runner=runner, command=command, ok=ok, summary=text)
 
 
 def last_run(events: Sequence[ToolEvent], limits: Limits) -> Run | None:

@@ -25,6 +25,7 @@ from workers.extraction.tools import Family, family_of, shell_command_of
 
 # Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
 EXTRACTOR_VERSION = "fixmem-extract/1"
+_COMMAND_CHARS = 300  # the stored test command is cut to this
 
 
 class SkipReason(StrEnum):
@@ -56,20 +57,20 @@ def _mines_errors(event: ToolEvent) -> bool:
 
 def collect_errors(events: Sequence[ToolEvent], workspace: str, limits: Limits) -> list[str]:
     """Normalized, deduplicated error signatures in first-seen order, at most ``limits.max_errors``."""
-    kept: list[str] = []
+    raws: list[str] = []
     for event in events:
-        if not event.output or not _mines_errors(event):
-            continue
-        raws = find_errors(scan_window(event.output, limits))
-        secret_free = not might_hold_secret("\n".join(raws))  # one anchor scan for the whole output
-        for raw in raws:
-            # redact before normalizing: cutting or rewriting digits must never leave half a secret
-            text = raw if secret_free else redact(raw)
-            add_signature(
-                kept,
-                normalize_error(text, workspace=workspace, limit=limits.max_error_chars),
-                limits.max_errors,
-            )
+        if event.output and _mines_errors(event):
+            raws.extend(find_errors(scan_window(event.output, limits)))
+    secret_free = not might_hold_secret("\n".join(raws))  # one anchor scan for the whole turn
+    kept: list[str] = []
+    for raw in raws:
+        # redact before normalizing: cutting or rewriting digits must never leave half a secret
+        text = raw if secret_free else redact(raw)
+        add_signature(
+            kept, normalize_error(text, workspace=workspace, limit=limits.max_error_chars), limits.max_errors
+        )
+        if len(kept) >= limits.max_errors and len(raws) > 4 * limits.max_errors:
+            break
     return kept
 
 
@@ -92,8 +93,9 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
     errors = collect_errors(events, resolver.workspace, limits)
     run = last_run(events, limits)
     tests, outcome = decide(run, event.harness_meta)
-    if tests is not None:
-        tests = TestRun(command=redact(tests.command), ok=tests.ok, summary=redact(tests.summary))
+    if tests is not None:  # redacted before it is cut: a cut must never leave half a secret
+        command = " ".join(redact(tests.command[: _COMMAND_CHARS * 4]).split())[:_COMMAND_CHARS]
+        tests = TestRun(command=command, ok=tests.ok, summary=redact(tests.summary))
     runner = run.runner if run is not None and event.harness_meta.tests is None else None
     listed = [*touched.files, *touched.symbols, *errors]
     if might_hold_secret("\n".join(listed)):  # one anchor scan for all list fields; rarely true
