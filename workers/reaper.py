@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from redis.client import Pipeline
 from rq import Queue
+from rq.executions import Execution
 from rq.job import Job, JobStatus
 from rq.job_lifecycle import record_job_failure
 from rq.utils import parse_composite_key
@@ -85,7 +86,7 @@ def _abandoned(queue: Queue, now: float, max_abandons: int, result: ReapResult) 
         return
     alive = {parse_composite_key(text(m))[0] for m in conn.zrangebyscore(wip, f"({now}", "+inf")}
     for member in expired:
-        job_id, _execution = parse_composite_key(member)
+        job_id, _ = parse_composite_key(member)
         if job_id in alive or not conn.zrem(wip, member):
             continue  # running elsewhere, or another reaper (or the worker itself) took it
         job = queue.fetch_job(job_id)
@@ -95,6 +96,8 @@ def _abandoned(queue: Queue, now: float, max_abandons: int, result: ReapResult) 
         times = int(conn.incr(count_key))
         conn.expire(count_key, ABANDON_TTL)
         with conn.pipeline(transaction=True) as pipe:
+            # The dead execution goes, or RQ trips on its expired hash when the job next finishes.
+            Execution.from_composite_key(member, conn).delete(job=job, pipeline=pipe)
             if times > max_abandons:
                 reason = f"abandoned {times} times: its worker died each time it ran (a poison batch?)"
                 record_job_failure(job, reason, pipe)

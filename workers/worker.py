@@ -3,8 +3,9 @@
 What it changes in RQ 3.x, and why:
 
 - **No fork per job** (``SimpleWorker``): a fork costs milliseconds per job (see ``bench/``).
-- **Leases**: a running job's entry in ``rq:wip:<queue>`` expires ``job_lease_seconds`` after its last
-  heartbeat, and a thread renews it every ``heartbeat_seconds`` while the job runs. A SIGKILLed worker
+- **Leases**: a running job's execution (its entry in ``rq:wip:<queue>``, its hash and its place in the
+  job's execution registry) expires ``job_lease_seconds`` after its last heartbeat, and a thread renews
+  it with RQ's own ``Execution.heartbeat`` every ``heartbeat_seconds`` while the job runs. A SIGKILLed worker
   stops renewing; the reaper (``workers.reaper``, run by every worker every ``reap_interval_seconds``)
   requeues its job. Pick-up time after a kill <= lease + reap interval (15 + 5 s by default).
 - **Priority without losing jobs**: the queues are tried in order (live first) with ``LMOVE`` into each
@@ -30,6 +31,7 @@ from typing import Any
 import redis
 from rq import Queue, SimpleWorker
 from rq.exceptions import DequeueTimeout
+from rq.executions import Execution
 from rq.job import Job
 from rq.registry import FailedJobRegistry, FinishedJobRegistry
 from rq.serializers import JSONSerializer
@@ -93,14 +95,16 @@ class FixmemQueue(Queue):
 
 
 class _Lease:
-    """While a job runs: renew its ``rq:wip`` entry and the worker's key every ``interval`` seconds."""
+    """While a job runs: renew its execution (RQ's heartbeat) and the worker's key every few seconds."""
 
-    def __init__(self, worker: FixmemWorker, registry_key: str, member: str) -> None:
+    def __init__(self, worker: FixmemWorker, job: Job, execution: Execution) -> None:
         self.worker = worker
-        self.registry_key = registry_key
-        self.member = member
+        self.job = job
+        self.execution = execution
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"lease {member}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name=f"lease {execution.composite_key}", daemon=True
+        )
 
     def __enter__(self) -> _Lease:
         self._thread.start()
@@ -114,12 +118,12 @@ class _Lease:
         lease = self.worker.lease_seconds
         while not self._stop.wait(self.worker.heartbeat_seconds):
             try:
-                with self.worker.connection.pipeline(transaction=False) as pipe:
-                    pipe.zadd(self.registry_key, {self.member: time.time() + lease}, xx=True)
-                    pipe.expire(self.worker.key, int(lease) + 60)
+                with self.worker.connection.pipeline(transaction=True) as pipe:
+                    self.execution.heartbeat(self.job.started_job_registry, lease, pipe)
+                    pipe.expire(self.worker.key, lease + 60)
                     pipe.execute()
             except redis.exceptions.RedisError as exc:  # the next beat may get through
-                log.warning("lease renewal of %s failed: %s", self.member, exc)
+                log.warning("lease renewal of %s failed: %s", self.execution.composite_key, exc)
 
 
 class FixmemWorker(SimpleWorker):
@@ -161,7 +165,7 @@ class FixmemWorker(SimpleWorker):
     def execute_job(self, job: Job, queue: Queue) -> None:
         """Run ``job`` in this process while a thread renews its lease."""
         execution = self.prepare_execution(job)
-        with _Lease(self, job.started_job_registry.key, execution.composite_key):
+        with _Lease(self, job, execution):
             self.perform_job(job, queue, execution)
         self.set_state(WorkerStatus.IDLE)
 

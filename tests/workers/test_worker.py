@@ -77,12 +77,13 @@ def _start_job_then_abandon(client: redis.Redis, queue: Queue, job: Job) -> Fixm
     execution = worker.prepare_execution(dequeued)
     worker.prepare_job_execution(dequeued)
     client.zadd(queue.started_job_registry.key, {execution.composite_key: time.time() - 1})
+    client.delete(execution.key)  # its hash expires with the lease, its registry entries 60 s later
     return worker
 
 
 def test_an_abandoned_job_is_requeued_at_the_front(redis_url: str, redis_client: redis.Redis) -> None:
     queue = q(redis_client)
-    first = queue.enqueue(RECORD, redis_url, "order", "abandoned")
+    first = queue.enqueue(RECORD, redis_url, "order", "abandoned", result_ttl=0)  # as the consumer does
     queue.enqueue(RECORD, redis_url, "order", "next")
     _start_job_then_abandon(redis_client, queue, first)
     assert reap_queue(queue, now=time.time() - 5, stuck_seconds=10, max_abandons=3).abandoned == 0  # not yet
@@ -94,6 +95,8 @@ def test_an_abandoned_job_is_requeued_at_the_front(redis_url: str, redis_client:
     assert first.retries_left is None  # abandonment spends no error retry
     run_worker(redis_client, options(), burst=True)
     assert redis_client.lrange("order", 0, -1) == [b"abandoned", b"next"]
+    assert queue.failed_job_registry.count == 0  # RQ did not trip on the dead execution when it finished
+    assert not redis_client.exists(first.key)  # finished and deleted (result_ttl=0)
     assert redis_client.hget(keys.METRICS_PIPELINE, "jobs_abandoned") == b"1"
 
 
@@ -139,8 +142,10 @@ def test_errors_are_retried_with_backoff_by_the_reaper(redis_url: str, redis_cli
 
 def test_a_long_job_keeps_its_lease(redis_url: str, redis_client: redis.Redis) -> None:
     queue = q(redis_client)
-    queue.enqueue("tests.workers.helpers.slow_record", redis_url, "order", "slow", 3.0)
-    worker = build_worker(redis_client, options(lease_seconds=1, heartbeat_seconds=0.25))
+    job = queue.enqueue("tests.workers.helpers.slow_record", redis_url, "order", "slow", 3.0, result_ttl=0)
+    worker = build_worker(
+        redis_client, options(lease_seconds=2, heartbeat_seconds=0.25)
+    )  # RQ scores: whole s
     done = threading.Event()
 
     def reaper() -> None:  # another worker's reaper, running all along
@@ -156,4 +161,5 @@ def test_a_long_job_keeps_its_lease(redis_url: str, redis_client: redis.Redis) -
         thread.join()
     assert redis_client.lrange("order", 0, -1) == [b"slow"]
     assert redis_client.hget(keys.METRICS_PIPELINE, "jobs_abandoned") is None
-    assert queue.failed_job_registry.count == 0
+    assert queue.failed_job_registry.count == 0  # its own execution outlived the lease: RQ finished it
+    assert not redis_client.exists(job.key)
