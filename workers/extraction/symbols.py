@@ -148,7 +148,8 @@ def _name(stack: list[tuple[int, str]]) -> str:
 def symbols_from_hunks(path: str, hunks: Iterable[Hunk]) -> list[str]:
     """Definitions whose bodies the hunks change, innermost first-seen order (``Class.method``)."""
     found: list[str] = []
-    indented = _patterns(path) is _PY
+    # A line at or left of a definition's indent ends it; in Python a closing bracket or a comment does not.
+    no_close = ("#", ")", "]", "}") if _patterns(path) is _PY else ("//", "/*", "*", "#", "{")
     for hunk in hunks:
         stack: list[tuple[int, str]] = []
         header = definition(hunk.context, path) if hunk.context else None
@@ -159,7 +160,7 @@ def symbols_from_hunks(path: str, hunks: Iterable[Hunk]) -> list[str]:
             opened = definition(body, path) if tag in {" ", "+", "-"} else None
             if opened:
                 stack = _qualified(stack, *opened)
-            elif indented and body.strip() and not body.lstrip().startswith(("#", ")", "]", "}")):
+            elif body.strip() and not body.lstrip().startswith(no_close):
                 depth = len(body) - len(body.lstrip())
                 stack = [(i, n) for i, n in stack if i < depth]
             if tag in {"+", "-"} and body.strip() and stack:

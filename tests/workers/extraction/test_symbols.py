@@ -98,3 +98,24 @@ def test_a_top_level_definition_is_not_nested_in_the_header_definition() -> None
         lines=[" const Viewer: React.FC = () => {", "+  const [dark, setDark] = useState(false);"],
     )
     assert symbols_from_hunks("Viewer.tsx", [hunk]) == ["Viewer"]
+
+
+def test_brace_languages_close_a_definition_at_its_indent() -> None:
+    hunk = Hunk(
+        context="export default {",
+        lines=[
+            "   data() {",
+            "     return { todos: [] }",
+            "   },",
+            "   methods: {",
+            "     addTodo() {",
+            "+      this.todos.push(x)",
+            "     },",
+        ],
+    )
+    assert symbols_from_hunks("app.js", [hunk]) == ["addTodo"]
+
+
+def test_a_c_function_with_its_brace_on_the_next_line() -> None:
+    hunk = Hunk(context="", lines=[" static int f(void)", " {", "+  return 1;", " }"])
+    assert symbols_from_hunks("a.c", [hunk]) == ["f"]
