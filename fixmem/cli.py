@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import click
 
 from fixmem.api_cli import mcp_command, serve_command, tool_schema_command
+from fixmem.backfill_cli import backfill_command
 from fixmem.errors import ExitCode, translate
 from fixmem.eval_cli import eval_command
 from fixmem.eval_extraction import eval_extraction_command
@@ -40,6 +41,7 @@ cli.add_command(export)
 cli.add_command(import_)
 cli.add_command(eval_extraction_command)
 cli.add_command(eval_command)
+cli.add_command(backfill_command)  # issue 6: replay old agent logs
 # Agents and dashboards (issue 5): the HTTP API and /metrics, the recall_fixes tool, MCP.
 cli.add_command(serve_command)
 cli.add_command(tool_schema_command)

@@ -75,6 +75,11 @@ class Settings(BaseModel):
     lock_wait_seconds: float = Field(default=60.0, gt=0)
     redis_timeout_seconds: float = Field(default=5.0, gt=0)  # socket timeouts of clients we create
 
+    # Backfill (issue 6): `fixmem backfill` publishes to backfill_stream, within these limits
+    backfill_rate: float = Field(default=500.0, ge=0)  # events/s; 0: no limit
+    backfill_max_backlog: int = Field(default=1000, ge=1)  # this run's events the consumer has not read yet
+    backfill_wait_seconds: float = Field(default=600.0, ge=0)  # how long to wait for the entries
+
     # The memory itself
     fix_memory_enabled: bool = True
     fix_memory_prompt_budget_tokens: int = Field(default=600, ge=50, le=20_000)

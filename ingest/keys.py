@@ -15,6 +15,7 @@ Layout::
     fixmem:lock:project:<digest>      string   lease lock around one project's store write
     fixmem:reaper:seen:<job id>       string   when the reaper first saw a job stuck between dequeue and start
     fixmem:reaper:abandoned:<job id>  string   how many times a job's worker died under it
+    fixmem:backfill:<run key>         hash     a backfill's checkpoint: file -> what it published (resume)
     fixmem:metrics:events             hash     events by result (recorded, duplicate, skipped_*, dead_letter)
     fixmem:metrics:entries            hash     entries by outcome (fixed, partial, unverified)
     fixmem:metrics:rotation_dropped   hash     rotation drops by outcome
@@ -75,6 +76,11 @@ def project_lock(owner: str, project_key: str) -> str:
     """The lease-lock key of one project; a digest keeps hostile names out of the key space."""
     material = "\x00".join((owner, project_key)).encode("utf-8", "surrogatepass")
     return f"{PREFIX}:lock:project:{hashlib.sha256(material).hexdigest()[:32]}"
+
+
+def backfill_checkpoint(run_key: str) -> str:
+    """The checkpoint of one backfill run (``run_key``: a digest of its paths and options)."""
+    return f"{PREFIX}:backfill:{run_key}"
 
 
 def reaper_seen(job_id: str) -> str:

@@ -28,6 +28,9 @@ PARSERS: dict[str, Parser] = {
 }
 FORMATS: tuple[str, ...] = tuple(PARSERS)
 MAX_FILE_BYTES = 512 << 20  # a log bigger than this is refused rather than read into memory
+EMPTY_FILE = "empty file"
+UNRECOGNIZED = "unrecognized format"
+_NOT_A_LOG = (EMPTY_FILE, UNRECOGNIZED)
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox"})
 
 
@@ -44,6 +47,11 @@ class ImportedFile:
     events: list[TurnEvent]
     error: str | None = None
     notes: tuple[str, ...] = ()
+
+    @property
+    def is_log(self) -> bool:
+        """False for a file that is no agent log at all (empty, or of no known format): skip it, not fail."""
+        return self.format is not None or self.error is None or not self.error.startswith(_NOT_A_LOG)
 
 
 def iter_files(paths: Sequence[Path]) -> Iterator[Path]:
@@ -82,13 +90,13 @@ def import_file(
     except OSError as exc:
         return ImportedFile(path, None, [], f"cannot read file: {exc.strerror or exc}")
     if not data.strip():
-        return ImportedFile(path, None, [], "empty file")
+        return ImportedFile(path, None, [], EMPTY_FILE)
     try:
         fmt = detect_format(path, data) if format == "auto" else format
     except Exception:  # detection is fuzzed to never raise; should it, the file is unrecognized, not fatal
         fmt = None
     if fmt is None:
-        return ImportedFile(path, None, [], f"unrecognized format: not one of {', '.join(FORMATS)}")
+        return ImportedFile(path, None, [], f"{UNRECOGNIZED}: not one of {', '.join(FORMATS)}")
     return _parse(path, fmt, data, owner=owner, project=project, root=root)
 
 

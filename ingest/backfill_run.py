@@ -1,0 +1,569 @@
+"""Running a backfill: walk, import, publish to the backfill stream with a checkpoint; then follow the events.
+
+``run_backfill`` walks the paths, imports each file (``ingest.importers``), plans it (``ingest.backfill``)
+and publishes its events to the backfill stream, which the consumer reads only after the live stream and
+whose jobs workers take only when the live queue is empty. Two limits keep live traffic fast and Redis
+small: a token bucket (``rate`` events/s) and a backlog bound (never more than ``max_backlog`` of this
+run's events not yet read by the consumer).
+
+The checkpoint is the hash ``fixmem:backfill:<run key>``: one field per file (its absolute path), holding
+its ``FileRecord`` with the stream ids of its events. A file's events and its field are written by ONE Lua
+script (atomic like MULTI/EXEC, and it can store the ids Redis just assigned), so after any interruption —
+Ctrl-C, SIGKILL, a lost connection — a file is either published and recorded or neither. A run with the
+same paths and options skips the recorded files whose size and modification time are unchanged. The
+caller deletes the checkpoint when the backfill is complete (``Checkpoint.clear``); a re-run after that
+publishes everything again, and the pipeline records each turn once (deterministic event ids).
+
+``follow`` then tracks this run's stream ids through the pipeline: not yet read by the consumer, pending
+(read, not yet enqueued), in a batch hash (enqueued, not yet processed), or in a batch whose job failed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import orjson
+import redis
+from rq.registry import FailedJobRegistry
+from rq.serializers import JSONSerializer
+
+from ingest import keys
+from ingest.backfill import (
+    MODIFIED_BEFORE_SINCE,
+    BackfillError,
+    FileRecord,
+    Sent,
+    TokenBucket,
+    plan_file,
+    skipped_unread,
+)
+from ingest.batching import parse_stream_id
+from ingest.connection import text
+from ingest.importers import FORMATS, import_file, iter_files
+from ingest.schema import TurnEvent
+
+log = logging.getLogger("fixmem.ingest.backfill")
+
+STALL_WARNING_SECONDS = 30.0  # a backlog that does not move for this long: say nothing reads the stream
+
+# KEYS: stream, checkpoint. ARGV: ttl, event field, file count, then per file: checkpoint field ('' for a
+# part that is not a file's last), JSON before the ids, JSON after them, event count, the events.
+_PUBLISH = """
+local i = 4
+local all = {}
+for f = 1, tonumber(ARGV[3]) do
+  local name, head, tail, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+  i = i + 4
+  local ids = {}
+  for e = 1, n do
+    local id = redis.call('XADD', KEYS[1], '*', ARGV[2], ARGV[i])
+    ids[#ids + 1] = id
+    all[#all + 1] = id
+    i = i + 1
+  end
+  if name ~= '' then
+    local list = '[]'
+    if #ids > 0 then list = cjson.encode(ids) end
+    redis.call('HSET', KEYS[2], name, head .. list .. tail)
+  end
+end
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return all
+"""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One backfill's options. ``rate``: events/s (0: no limit); ``since``: unix seconds or None."""
+
+    owner: str
+    stream: str = keys.DEFAULT_BACKFILL_STREAM
+    group: str = keys.DEFAULT_GROUP
+    format: str = "auto"
+    project: str | None = None
+    since: float | None = None
+    rate: float = 0.0
+    max_backlog: int = 5000
+    commit_events: int = 200  # events per script call (one round trip; Redis runs it atomically)
+    commit_bytes: int = 1 << 20  # ... and bytes: a long script would stall live traffic
+    checkpoint_ttl_seconds: int = 14 * 86400
+
+
+class Listener(Protocol):
+    """What a progress display hears from ``run_backfill`` and ``follow``."""
+
+    def started(self, files: int, total_bytes: int) -> None: ...
+    def file_done(self, record: FileRecord) -> None: ...
+    def published(self, events: int) -> None: ...
+    def waiting(self, message: str | None) -> None: ...
+    def following(self, drain: Drain) -> None: ...
+
+
+class _Silent:
+    def started(self, files: int, total_bytes: int) -> None:
+        pass
+
+    def file_done(self, record: FileRecord) -> None:
+        pass
+
+    def published(self, events: int) -> None:
+        pass
+
+    def waiting(self, message: str | None) -> None:
+        pass
+
+    def following(self, drain: Drain) -> None:
+        pass
+
+
+@dataclass
+class RunResult:
+    """What ``run_backfill`` did: a record per walked file, in walk order."""
+
+    records: list[FileRecord] = field(default_factory=list)
+    interrupted: bool = False
+    seconds: float = 0.0
+    bytes_read: int = 0  # bytes of the files this run read (resumed and unread-skipped files excluded)
+
+    @property
+    def sent(self) -> list[Sent]:
+        """Every event of this backfill in the stream (including those of resumed files)."""
+        return [s for r in self.records for s in r.sent]
+
+
+# -- the checkpoint ---------------------------------------------------------------------------------------
+
+
+class Checkpoint:
+    """The checkpoint hash of one backfill run (see the module docstring)."""
+
+    def __init__(self, client: redis.Redis, run_key: str) -> None:
+        self.client = client
+        self.key = keys.backfill_checkpoint(run_key)
+
+    def load(self) -> dict[str, FileRecord]:
+        """The recorded files by absolute path; values that do not parse are ignored (re-read)."""
+        records = {}
+        for name, raw in self.client.hscan_iter(self.key, count=1000):
+            path = text(name)
+            record = _decode_record(path, raw)
+            if record is not None:
+                records[path] = record
+        return records
+
+    def clear(self) -> None:
+        """Forget this run (it is complete)."""
+        self.client.delete(self.key)
+
+
+def _encode_head_tail(record: FileRecord, earlier_ids: Sequence[str]) -> tuple[bytes, bytes]:
+    """The record's JSON split around the list of stream ids the script fills in."""
+    body = orjson.loads(record.to_json())
+    body["events"] = [[s.owner, s.project_key, s.event_id] for s in record.sent]
+    body["ids_before"] = list(earlier_ids)
+    del body["sent"]
+    head = orjson.dumps(body)[:-1] + b',"ids":'
+    return head, b"}"
+
+
+def _decode_record(path: str, raw: bytes | str) -> FileRecord | None:
+    try:
+        body = orjson.loads(raw)
+        ids = [*body.pop("ids_before"), *body.pop("ids")]
+        events = body.pop("events")
+        if len(ids) != len(events):
+            return None
+        body["sent"] = [[i, *e] for i, e in zip(ids, events, strict=True)]
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        return None
+    return FileRecord.from_json(path, orjson.dumps(body))
+
+
+# -- publishing -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Part:
+    """Some events of one file; ``last`` parts carry the file's record into the checkpoint."""
+
+    record: FileRecord
+    events: list[TurnEvent]
+    wires: list[bytes]
+    last: bool
+    earlier_ids: list[str] = field(default_factory=list)
+
+
+class _Publisher:
+    """Publishes parts with their checkpoint fields, within the rate and the backlog bound."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        config: RunConfig,
+        checkpoint: Checkpoint,
+        *,
+        listener: Listener,
+        stop: threading.Event,
+        clock: Callable[[], float],
+    ) -> None:
+        self.client = client
+        self.config = config
+        self.checkpoint = checkpoint
+        self.listener = listener
+        self.stop = stop
+        self.clock = clock
+        self.bucket = TokenBucket(config.rate, burst=max(1.0, config.rate / 4))
+        self.script = client.register_script(_PUBLISH)
+        self.outstanding: deque[tuple[int, int]] = deque()  # this run's ids not yet read by the consumer
+        self.parts: list[_Part] = []
+        self.size = 0
+        self.count = 0
+
+    def add(self, record: FileRecord, events: list[TurnEvent]) -> list[FileRecord]:
+        """Queue one file; returns the records of the files now in the stream (with their ids)."""
+        wires = [e.to_wire() for e in events]
+        done: list[FileRecord] = []
+        earlier: list[str] = []
+        start = 0
+        while True:  # cut a file too big for one call into parts; only the last part records the file
+            end = start
+            size = self.size
+            while end < len(wires) and (end == start or self._fits(end - start, size + len(wires[end]))):
+                size += len(wires[end])
+                end += 1
+            last = end >= len(wires)
+            part = _Part(record, events[start:end], wires[start:end], last, list(earlier))
+            self.parts.append(part)
+            self.size, self.count = size, self.count + (end - start)
+            if not last or self.count >= self.config.commit_events or self.size >= self.config.commit_bytes:
+                ids, records = self.flush()
+                done += records
+                if not last:
+                    earlier += ids[-(end - start) :]
+            if last:
+                return done
+            start = end
+
+    def _fits(self, count: int, size: int) -> bool:
+        return self.count + count < self.config.commit_events and size < self.config.commit_bytes
+
+    def flush(self) -> tuple[list[str], list[FileRecord]]:
+        """Publish what is queued in one script call; returns the new ids and the completed records."""
+        if not self.parts:
+            return [], []
+        self._wait_for_room(self.count)
+        args: list[bytes | str | int] = [
+            self.config.checkpoint_ttl_seconds,
+            keys.EVENT_FIELD,
+            len(self.parts),
+        ]
+        for part in self.parts:
+            if part.last:
+                head, tail = _encode_head_tail(_with_sent(part.record, part.events), part.earlier_ids)
+                args += [part.record.path, head, tail]
+            else:
+                args += ["", "", ""]
+            args += [len(part.wires), *part.wires]
+        ids = [text(i) for i in self.script(keys=[self.config.stream, self.checkpoint.key], args=args)]
+        self.outstanding.extend(parse_stream_id(i) for i in ids)
+        records = []
+        position = 0
+        for part in self.parts:
+            part_ids = ids[position : position + len(part.wires)]
+            position += len(part.wires)
+            if part.last:
+                record = _with_sent(part.record, part.events, [*part.earlier_ids, *part_ids])
+                records.append(record)
+        self.listener.published(len(ids))
+        self.parts, self.size, self.count = [], 0, 0
+        return ids, records
+
+    def _wait_for_room(self, incoming: int) -> None:
+        """Sleep for the rate limit, then while the consumer is ``max_backlog`` events behind this run."""
+        delay = self.bucket.take(incoming, self.clock())
+        if delay > 0:
+            self.stop.wait(delay)
+        stalled_since = self.clock()
+        warned = False
+        while len(self.outstanding) + incoming > self.config.max_backlog and self.outstanding:
+            before = len(self.outstanding)
+            self._forget_delivered()
+            if len(self.outstanding) + incoming <= self.config.max_backlog:
+                break
+            if len(self.outstanding) < before:
+                stalled_since = self.clock()
+            elif not warned and self.clock() - stalled_since > STALL_WARNING_SECONDS:
+                warned = True
+                log.warning(
+                    "no consumer has read %s for %.0fs: is `fixmem up` (or `fixmem ingest`) running?",
+                    self.config.stream, STALL_WARNING_SECONDS,
+                )  # fmt: skip
+            self.listener.waiting(f"pipeline is {len(self.outstanding)} events behind")
+            if self.stop.wait(0.1):
+                break  # interrupted: publish this last part (atomic) and let the caller stop
+        self.listener.waiting(None)
+
+    def _forget_delivered(self) -> None:
+        last = _last_delivered(self.client, self.config.stream, self.config.group)
+        while self.outstanding and last is not None and self.outstanding[0] <= last:
+            self.outstanding.popleft()
+
+
+def _with_sent(record: FileRecord, events: Sequence[TurnEvent], ids: Sequence[str] = ()) -> FileRecord:
+    """``record`` with its events' identities (and stream ids, once known)."""
+    sent = tuple(
+        Sent(ids[i] if i < len(ids) else "", e.owner, e.project_key, e.event_id) for i, e in enumerate(events)
+    )
+    return FileRecord(
+        record.path, record.size, record.mtime_ns, record.status, record.format, record.reason,
+        record.turns, record.held_back, sent,
+    )  # fmt: skip
+
+
+def _last_delivered(client: redis.Redis, stream: str, group: str) -> tuple[int, int] | None:
+    """The id of the last entry the group was given, or None before any consumer made the group."""
+    try:
+        groups = client.xinfo_groups(stream)
+    except redis.exceptions.ResponseError:  # the stream does not exist yet
+        return None
+    for info in groups:
+        if text(info["name"]) == group:
+            return parse_stream_id(text(info["last-delivered-id"]))
+    return None
+
+
+# -- the run ----------------------------------------------------------------------------------------------
+
+
+def walk(paths: Sequence[Path]) -> list[tuple[Path, Path]]:
+    """Every file under ``paths`` once, with the path argument it was found under (its source root).
+
+    Raises BackfillError naming a path that does not exist (before anything is read).
+    """
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise BackfillError(f"no such file or directory: {', '.join(missing)}")
+    seen: set[str] = set()
+    found = []
+    for root in paths:
+        for path in iter_files([root]):
+            absolute = _absolute(path)
+            if absolute not in seen:
+                seen.add(absolute)
+                found.append((path, root))
+    return found
+
+
+def _absolute(path: Path) -> str:
+    """The absolute path in POSIX form, symlinks not resolved (the checkpoint's field, the report's path)."""
+    return Path(os.path.abspath(path)).as_posix()
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return 0, 0  # the import reports why it cannot be read
+    return st.st_size, st.st_mtime_ns
+
+
+def run_backfill(
+    client: redis.Redis | None,
+    paths: Sequence[Path],
+    config: RunConfig,
+    *,
+    run_key: str | None = None,
+    restart: bool = False,
+    listener: Listener | None = None,
+    stop: threading.Event | None = None,
+    before_publish: Callable[[Sequence[TurnEvent]], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> RunResult:
+    """Import every file under ``paths`` and publish its events (``client`` None: a dry run, nothing sent).
+
+    ``run_key`` names the checkpoint (None: none is kept); ``restart`` discards it first.
+    ``before_publish`` sees each file's events before they are sent. ``stop`` ends the run after the
+    events being published (``RunResult.interrupted``). Records carry absolute paths. Raises
+    BackfillError for an unknown format or a missing path, redis errors when Redis fails (the checkpoint
+    keeps what was published).
+    """
+    if config.format != "auto" and config.format not in FORMATS:
+        raise BackfillError(f"unknown format {config.format!r}: expected auto or one of {', '.join(FORMATS)}")
+    listener = listener or _Silent()
+    stop = stop or threading.Event()
+    started = clock()
+    files = [(path, root, *_stat(path)) for path, root in walk(paths)]
+    listener.started(len(files), sum(f[2] for f in files))
+    publisher = None
+    done: dict[str, FileRecord] = {}
+    if client is not None:
+        checkpoint = Checkpoint(client, run_key or "unnamed")
+        if run_key is None or restart:
+            checkpoint.clear()
+        else:
+            done = checkpoint.load()
+        publisher = _Publisher(client, config, checkpoint, listener=listener, stop=stop, clock=clock)
+    result = RunResult()
+
+    def finish(records: Sequence[FileRecord]) -> None:
+        for record in records:
+            result.records.append(record)
+            listener.file_done(record)
+
+    for path, root, size, mtime_ns in files:
+        if stop.is_set():
+            result.interrupted = True
+            break
+        absolute = _absolute(path)
+        prior = done.get(absolute)
+        if prior is not None and prior.matches(size, mtime_ns):
+            finish([prior])
+            continue
+        if config.since is not None and mtime_ns and mtime_ns / 1e9 < config.since:
+            record, events = (
+                skipped_unread(absolute, size, mtime_ns, MODIFIED_BEFORE_SINCE),
+                list[TurnEvent](),
+            )
+        else:
+            imported = import_file(
+                path, format=config.format, owner=config.owner, project=config.project, root=root
+            )
+            record, events = plan_file(
+                imported, path=absolute, size=size, mtime_ns=mtime_ns, since=config.since
+            )
+            result.bytes_read += size
+        if events and before_publish is not None:
+            before_publish(events)
+        finish([_with_sent(record, events)] if publisher is None else publisher.add(record, events))
+    if publisher is not None:
+        finish(publisher.flush()[1])
+    result.records.sort(key=lambda r: r.path)
+    result.seconds = clock() - started
+    return result
+
+
+# -- following the events through the pipeline -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Drain:
+    """Where a backfill's events are in the pipeline: the stream ids not processed yet, by stage."""
+
+    total: int
+    unread: frozenset[str] = frozenset()  # not yet read by the consumer
+    pending: frozenset[str] = frozenset()  # read, not yet handed to a job
+    queued: frozenset[str] = frozenset()  # in a batch waiting for a worker, running, or waiting to retry
+    failed: frozenset[str] = frozenset()  # in a batch whose job is in RQ's failed registry
+
+    @property
+    def processed(self) -> int:
+        """Events the workers are done with (an entry, a skip, a duplicate or a dead letter)."""
+        return self.total - len(self.unread) - len(self.pending) - len(self.queued) - len(self.failed)
+
+    @property
+    def settled(self) -> bool:
+        """Nothing of the backfill is still on its way (failed batches stay failed until retried)."""
+        return not (self.unread or self.pending or self.queued)
+
+    @property
+    def unfinished(self) -> frozenset[str]:
+        """Every id not processed: on its way or failed."""
+        return self.unread | self.pending | self.queued | self.failed
+
+
+class _Tracker:
+    """Reads where a set of stream ids is: unread, pending, in a batch hash, or in a failed job's batch."""
+
+    def __init__(
+        self, client: redis.Redis, ids: Sequence[str], *, stream: str, group: str, queue: str
+    ) -> None:
+        self.client = client
+        self.stream = stream
+        self.group = group
+        self.wanted = set(ids)
+        self.ids = sorted(self.wanted, key=parse_stream_id)
+        self.order = [parse_stream_id(i) for i in self.ids]
+        self.failed = FailedJobRegistry(queue, connection=client, serializer=JSONSerializer)
+        self.prefix = keys.batch("")
+
+    def state(self) -> Drain:
+        """One look: a few round trips, plus one per 1,000 pending entries or batch keys."""
+        if not self.ids:
+            return Drain(0)
+        last = _last_delivered(self.client, self.stream, self.group)
+        read = 0 if last is None else bisect.bisect_right(self.order, last)
+        pending = self._pending(self.ids[read - 1]) if read else frozenset()
+        queued, failed = self._in_batches()
+        return Drain(len(self.ids), frozenset(self.ids[read:]), pending - queued, queued - failed, failed)
+
+    def _pending(self, last: str) -> frozenset[str]:
+        found: set[str] = set()
+        start = self.ids[0]
+        while True:
+            page = self.client.xpending_range(self.stream, self.group, min=start, max=last, count=PAGE)
+            found.update(i for i in (text(p["message_id"]) for p in page) if i in self.wanted)
+            if len(page) < PAGE:
+                return frozenset(found)
+            ms, seq = parse_stream_id(text(page[-1]["message_id"]))
+            start = f"{ms}-{seq + 1}"
+
+    def _in_batches(self) -> tuple[frozenset[str], frozenset[str]]:
+        holding: dict[str, set[str]] = {}
+        names = [text(k) for k in self.client.scan_iter(match=keys.batch("*"), count=1000)]
+        for start in range(0, len(names), PAGE):
+            chunk = names[start : start + PAGE]
+            with self.client.pipeline(transaction=False) as pipe:
+                for name in chunk:
+                    pipe.hkeys(name)
+                replies = pipe.execute()
+            for name, fields in zip(chunk, replies, strict=True):
+                mine = {i for i in (text(f) for f in fields) if i in self.wanted}
+                if mine:
+                    holding[name.removeprefix(self.prefix)] = mine
+        if not holding:
+            return frozenset(), frozenset()
+        failed_jobs = set(self.failed.get_job_ids(cleanup=False))
+        queued = frozenset(i for ids in holding.values() for i in ids)
+        failed = frozenset(i for job, ids in holding.items() if job in failed_jobs for i in ids)
+        return queued, failed
+
+
+PAGE = 1000
+
+
+def follow(
+    client: redis.Redis,
+    ids: Sequence[str],
+    *,
+    stream: str,
+    group: str,
+    queue: str,
+    timeout: float,
+    listener: Listener | None = None,
+    stop: threading.Event | None = None,
+    poll_seconds: float = 0.25,
+    clock: Callable[[], float] = time.monotonic,
+) -> Drain:
+    """Wait until the events at ``ids`` went through the pipeline, ``timeout`` seconds passed, or ``stop``.
+
+    Returns the last state seen (``Drain.settled`` says whether it finished). Events of a failed job are
+    not waited for.
+    """
+    listener = listener or _Silent()
+    stop = stop or threading.Event()
+    tracker = _Tracker(client, ids, stream=stream, group=group, queue=queue)
+    deadline = clock() + timeout
+    while True:
+        drain = tracker.state()
+        listener.following(drain)
+        if drain.settled or clock() >= deadline or stop.wait(poll_seconds):
+            return drain
