@@ -46,6 +46,7 @@ _DIFF_VIEW_FLAGS = {
 }
 _DIFF_REVS = re.compile(r"^(?:HEAD|@|[0-9a-f]{7,40})(?:[~^]\d*)*$")
 _CWD_KEYS = ("cwd", "workdir", "working_dir", "dir")
+_SEEN_CHARS = 200_000
 
 
 @dataclass
@@ -95,6 +96,7 @@ class _Collector:
         self.contents: dict[str, str] = {}
         self.symbols: dict[str, list[str]] = {}
         self.final_diff: tuple[int, list[DiffFile]] | None = None
+        self.seen: dict[str, str] = {}  # path -> the last content a read showed (locates edits' symbols)
 
     def add(self, index: int, op: FileOp) -> None:
         path = self.resolver.resolve(op.path, op.cwd)
@@ -148,6 +150,7 @@ def _structured(c: _Collector, index: int, event: ToolEvent, family: Family) -> 
     kind = "create" if family is Family.WRITE or sub == "create" else "write"
     c.add(index, FileOp(kind, raw_path, None))
     path = c.resolver.resolve(raw_path)
+    seen = c.seen.get(path or "", "")
     for old, new in pairs:
         text_old = old if family is Family.EDIT else ""
         c.add_symbols(
@@ -156,7 +159,7 @@ def _structured(c: _Collector, index: int, event: ToolEvent, family: Family) -> 
                 raw_path,
                 clip(text_old, c.limits.max_input_chars),
                 clip(new, c.limits.max_input_chars),
-                event.output[:20_000],
+                seen or event.output[:20_000],
             ),
         )
 
@@ -180,6 +183,15 @@ def _shell(c: _Collector, index: int, event: ToolEvent) -> None:
                 c.add_symbols(c.resolver.resolve(diff.path), symbols_from_hunks(diff.path, diff.hunks))
 
 
+def _remember(c: _Collector, event: ToolEvent) -> None:
+    """Keep what a read showed of a file (a window of it), so a later edit's enclosing definition is found."""
+    raw_path = path_of(event.input)
+    if raw_path and event.output and not edit_failed(event.output, event.exit_code, event.ok):
+        path = c.resolver.resolve(raw_path)
+        if path is not None:
+            c.seen[path] = event.output[:_SEEN_CHARS]
+
+
 def _diffs_in(c: _Collector, index: int, texts: Sequence[str]) -> None:
     for text in texts:
         if looks_like_patch(text):
@@ -192,6 +204,7 @@ def collect_files(events: Sequence[ToolEvent], resolver: PathResolver, limits: L
     for index, event in enumerate(events):
         family = family_of(event.tool, event.input)
         if family is Family.READ:
+            _remember(c, event)
             continue
         if family is Family.SHELL or event.tool.strip().lower() == "submit":
             _shell(c, index, event)

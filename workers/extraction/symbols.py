@@ -101,6 +101,9 @@ _GENERIC = [
         r"([A-Za-z_][\w?!]*)"
     ),
 ]
+_NUMBERED = re.compile(
+    r"^\s*\d+(?:\t|→|: ?|\s{2})"
+)  # line numbers: `cat -n`, Claude Code `12→`, SWE-agent `12:`
 _BY_EXTENSION: dict[str, list[re.Pattern[str]]] = {
     **dict.fromkeys(("py", "pyi", "pyx"), _PY),
     **dict.fromkeys(("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "vue", "svelte"), _JS),
@@ -193,9 +196,13 @@ def symbols_from_edit(path: str, old: str, new: str, snippet: str = "") -> list[
         return [enclosing]
     if not snippet:
         return found
-    anchor = next((line.strip() for line in new.splitlines() if line.strip()), "")
-    snippet_lines = [re.sub(r"^\s*\d+\t", "", s) for s in snippet.splitlines()]
-    position = next((i for i, s in enumerate(snippet_lines) if anchor and anchor in s), None)
+    snippet_lines = [_NUMBERED.sub("", s) for s in snippet.splitlines()]
+    position = None
+    for text in (old, new):  # the snippet may show the file before the edit (old) or after it (new)
+        anchor = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        position = next((i for i, s in enumerate(snippet_lines) if anchor and anchor in s), None)
+        if position is not None:
+            break
     if position is None:
         return found
     for line in reversed(snippet_lines[:position]):

@@ -244,3 +244,27 @@ def test_outside_workspace_and_shell_cwd() -> None:
         _bash("echo x > out.txt"),  # the shell stays in src/
     )
     assert files == ["src/mod.py", "src/out.txt"]
+
+
+def test_an_edit_is_located_in_the_content_a_read_showed() -> None:
+    tool_events = [
+        ToolEvent.model_validate(e)
+        for e in (
+            {
+                "tool": "Read",
+                "input": {"file_path": f"{WS}/auth.py"},
+                "output": "  1→class Session:\n  2→    def refresh(self):\n  3→        timeout = 30\n",
+            },
+            {
+                "tool": "Edit",
+                "input": {
+                    "file_path": f"{WS}/auth.py",
+                    "old_string": "        timeout = 30",
+                    "new_string": "        timeout = 60",
+                },
+                "output": "ok",
+            },
+        )
+    ]
+    result = collect_files(tool_events, PathResolver.for_event(WS, WS), Limits())
+    assert (result.files, result.symbols) == (["auth.py"], ["refresh"])
