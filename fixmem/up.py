@@ -23,6 +23,7 @@ from typing import TextIO
 
 import redis
 
+from fixmem.api_child import api_child
 from fixmem.demo import run_demo
 from fixmem.errors import CliError, ExitCode
 from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError
@@ -39,8 +40,7 @@ def children(settings: Settings, url: str, workers: int) -> list[ChildSpec]:
     parent = ["--parent-pid", str(os.getpid())]  # children stop if this supervisor is killed
     specs = [ChildSpec("ingest", [*fixmem, "ingest", "--name", consumer_name(settings, 0), *parent], env)]
     specs += [ChildSpec(f"worker-{i}", [*fixmem, "worker", *parent], env) for i in range(workers)]
-    # [api] (issue 5): the HTTP API and /metrics join here, e.g.
-    #   specs.append(ChildSpec("api", [*fixmem, "serve", "--host", host, "--port", str(port)], env))
+    # The HTTP API and /metrics (issue 5) join in run_up: fixmem.api_child (its port, token, lines).
     return specs
 
 
@@ -100,10 +100,12 @@ def run_up(
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     out.write(f"fixmem up  data in {settings.data_dir}\n")
     with redis_for(settings, out) as url:
-        supervisor = Supervisor(children(settings, url, workers))
+        api = api_child(settings, url)
+        supervisor = Supervisor([*children(settings, url, workers), api.spec])
         supervisor.start()
         for child in supervisor.children:
             out.write(f"{child.spec.name:<10} pid {child.pid}\n")
+        out.write("".join(line + "\n" for line in api.lines))
         out.write(
             f"streams    live {settings.stream}, backfill {settings.backfill_stream}, "
             f"dead letters {settings.dead_stream}\n"

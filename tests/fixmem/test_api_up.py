@@ -1,0 +1,82 @@
+"""``fixmem up --demo`` runs the API too: it prints the URL and a demo token that work over real HTTP."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from fixmem.demo import OWNER, PROJECT, QUERY
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _lines(stream: object, into: queue.Queue[str]) -> None:
+    for raw in stream:  # type: ignore[attr-defined]
+        into.put(raw.decode(errors="replace"))
+
+
+@pytest.mark.slow
+def test_up_serves_the_api_with_a_printed_demo_token(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FIXMEM_")}
+    env |= {"FIXMEM_DATA_DIR": str(tmp_path / "data"), "FIXMEM_API_PORT": "0", "FIXMEM_WORKERS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fixmem", "up", "--demo"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    out: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=_lines, args=(proc.stdout, out), daemon=True).start()
+    seen: list[str] = []
+    try:
+        deadline = time.monotonic() + 180
+        while not any(line.startswith("running:") for line in seen):
+            assert proc.poll() is None, "".join(seen)
+            assert time.monotonic() < deadline, "".join(seen)
+            try:
+                seen.append(out.get(timeout=1))
+            except queue.Empty:
+                continue
+        api_line = next(line for line in seen if line.startswith("api ") and "http" in line)
+        base = api_line.split()[1].removesuffix("/api/fix-memory")
+        token = next(line for line in seen if line.startswith("token ")).split()[1]
+        assert f"owner {OWNER}" in next(line for line in seen if line.startswith("token "))
+        assert any(line.startswith("try ") and token in line for line in seen)
+
+        deadline = time.monotonic() + 60
+        while True:  # the API child may still be starting
+            try:
+                if httpx.get(base + "/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the API did not come up"
+            time.sleep(0.2)
+        headers = {"Authorization": f"Bearer {token}"}
+        recall = httpx.get(
+            base + "/api/fix-memory", params={"project_id": PROJECT, "q": QUERY}, headers=headers
+        )
+        assert recall.status_code == 200, recall.text
+        assert recall.json()["prompt_block"].startswith("Past fixes in this project")
+        assert (
+            httpx.get(base + "/api/fix-memory", params={"project_id": PROJECT, "q": QUERY}).status_code == 401
+        )
+        assert httpx.get(base + "/readyz").json()["status"] == "ready"
+        scrape = httpx.get(base + "/metrics").text
+        assert 'fixmem_entries_total{outcome="fixed"} 1.0' in scrape
+        assert "fixmem_workers 1.0" in scrape
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
