@@ -118,6 +118,7 @@ class FixStore:
         self._cache: OrderedDict[Path, _Cached] = OrderedDict()
         self._cache_mutex = threading.Lock()
         self._cache_bytes = cache_bytes
+        self._files_memo: dict[tuple[str, str], ProjectFiles] = {}
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -161,7 +162,15 @@ class FixStore:
                 total -= evicted.view.memory_bytes()
 
     def _files(self, owner: str, project_key: str) -> ProjectFiles:
-        return project_files(self.root, owner, project_key)
+        """The project's files (memoized: two SHA-256 and some path work per call otherwise)."""
+        key = (owner, project_key)
+        files = self._files_memo.get(key)
+        if files is None:
+            files = project_files(self.root, owner, project_key)
+            if len(self._files_memo) >= 4096:
+                self._files_memo.clear()
+            self._files_memo[key] = files
+        return files
 
     def read(self, owner: str, project_key: str) -> ReadResult:
         """A project's entries as stored and its malformed lines (line number, reason); no lock taken.

@@ -19,7 +19,7 @@ import hashlib
 import posixpath
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from store.errors import InvalidKey
@@ -52,22 +52,22 @@ class ProjectFiles:
     directory: Path
     stem: str
 
-    @property
+    @cached_property
     def log(self) -> Path:
         """The JSONL fix log."""
         return self.directory / (self.stem + LOG_SUFFIX)
 
-    @property
+    @cached_property
     def index(self) -> Path:
         """The keyword index ``{id: [keywords...]}``."""
         return self.directory / (self.stem + INDEX_SUFFIX)
 
-    @property
+    @cached_property
     def quarantine(self) -> Path:
         """Where torn and malformed lines go, with their reason."""
         return self.directory / (self.stem + QUARANTINE_SUFFIX)
 
-    @property
+    @cached_property
     def lock(self) -> Path:
         """The sibling file the default write lock flocks."""
         return self.directory / (self.stem + LOCK_SUFFIX)

@@ -8,9 +8,10 @@ A new entry supersedes a live (not yet superseded) entry when all three hold:
 - they touch the same code: their normalized file sets overlap;
 - the new outcome is at least as good (fixed > partial > unverified): a failed retry never hides a fix.
 
-Among several such entries the closest in meaning wins, then the latest. The old line stays in the log;
-the new one carries ``supersedes: <old id>``. An entry that already names what it supersedes (an import
-of an exported log) is left as it is.
+Among several such entries the closest in meaning wins, then the one with the better outcome (a new fix
+replaces the earlier fix; a failed attempt in between stays visible as history), then the latest.
+The old line stays in the log; the new one carries ``supersedes: <old id>``. An entry that already names
+what it supersedes (an import of an exported log) is left as it is.
 """
 
 from __future__ import annotations
@@ -51,11 +52,11 @@ def choose_superseded(
 ) -> str | None:
     """The id of the candidate ``new`` supersedes, or None; ``cosines[i]`` is its cosine to ``candidates[i]``.
 
-    Candidates are live entries in log order (a later one wins a tie in meaning); ``candidate_files``
-    are their ``file_set`` when already known.
+    Candidates are live entries in log order. Ties in meaning (to 6 decimals) go to the better outcome,
+    then to the later entry; ``candidate_files`` are their ``file_set`` when already known.
     """
     new_files = file_set(new)
-    best: tuple[float, int] | None = None
+    best: tuple[float, int, int] | None = None
     for row, old in enumerate(candidates):
         cos = float(cosines[row])
         if cos < min_cosine or OUTCOME_RANK[new.outcome] < OUTCOME_RANK[old.outcome]:
@@ -63,9 +64,10 @@ def choose_superseded(
         old_files = candidate_files[row] if candidate_files is not None else file_set(old)
         if not new_files & old_files:
             continue
-        if best is None or (cos, row) > best:
-            best = (cos, row)
-    return candidates[best[1]].id if best is not None else None
+        key = (round(cos, 6), OUTCOME_RANK[old.outcome], row)  # float noise must not decide
+        if best is None or key > best:
+            best = key
+    return candidates[best[2]].id if best is not None else None
 
 
 def reconcile(
@@ -97,10 +99,12 @@ def reconcile(
         list(existing_files) if existing_files is not None else [file_set(e) for e in existing]
     )
     # Cosine of every new entry against every existing and every new entry: (n + b) x b.
+    # (Sparse gathers, not one dense product: a BLAS gemm wakes its thread pool, which then spins on
+    # the cores the other workers need; measured 2x CPU per append at batch 100.)
     cos = np.vstack(
         [
             np.column_stack([dot_rows(existing_vectors, v) for v in new_vectors]),
-            (new_vectors @ new_vectors.T).astype(np.float64),
+            np.column_stack([dot_rows(new_vectors, v) for v in new_vectors]),
         ]
     )
     pool: list[FixEntry] = [*existing, *new]

@@ -106,9 +106,25 @@ def embed_many(token_lists: Sequence[Sequence[str]]) -> Matrix:
     return matrix
 
 
+def _unit(vector: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    norm = float(np.sqrt(vector @ vector))
+    return vector / norm if norm > 0.0 else vector
+
+
 def embed(tokens: Sequence[str]) -> Vector:
-    """The unit vector (``DIM`` float32) of a token list; all zeros for no tokens."""
-    vector: Vector = embed_many([tokens])[0]
+    """The unit vector (``DIM`` float32) of a token list; all zeros for no tokens.
+
+    The same numbers as ``embed_many([tokens])[0]``, computed densely (the fast path for one query).
+    """
+    features = [_token_features(t) for t in tokens]
+    packed = [(b"".join(f[0] for f in features), b"".join(f[1] for f in features))]
+    packed.append((b"".join(f[2] for f in features), b"".join(f[3] for f in features)))
+    blocks = []
+    for bucket_bytes, sign_bytes in packed:
+        buckets = np.frombuffer(bucket_bytes, dtype=np.int64)
+        signs = np.frombuffer(sign_bytes, dtype=np.float64)
+        blocks.append(_unit(np.bincount(buckets, signs, minlength=DIM).astype(np.float64)))
+    vector: Vector = _unit(WORD_SHARE * blocks[0] + (1.0 - WORD_SHARE) * blocks[1]).astype(np.float32)
     return vector
 
 

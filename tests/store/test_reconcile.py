@@ -132,12 +132,15 @@ def test_a_given_supersedes_is_kept() -> None:
     assert _run([a], [imported])[0].supersedes == a.id
 
 
-def test_choose_superseded_prefers_the_closest_then_the_latest() -> None:
+def test_choose_superseded_prefers_the_closest_then_the_better_outcome_then_the_latest() -> None:
     new = make_entry(9, "t", files=["a.py"])
     older = make_entry(1, "t", files=["a.py"])
     newer = make_entry(2, "t", files=["a.py"])
+    failed = make_entry(3, "t", files=["a.py"], outcome="partial")
     assert choose_superseded(new, [0.9, 0.9], [older, newer]) == newer.id
+    assert choose_superseded(new, [0.9, 0.9000000001], [older, newer]) == newer.id  # float noise ignored
     assert choose_superseded(new, [0.95, 0.9], [older, newer]) == older.id
+    assert choose_superseded(new, [0.9, 0.9], [older, failed]) == older.id
     assert choose_superseded(new, [0.5, 0.81], [older, newer]) is None
 
 
