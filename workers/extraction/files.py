@@ -66,6 +66,8 @@ class FilesResult:
 
 def prints_full_diff(command: str) -> bool:
     """Whether a command line prints the whole working-tree diff (``git diff``, ``--cached``, ``submit``)."""
+    if "diff" not in command and "submit" not in command:
+        return False
     for cmd in parse_commands(command):
         argv = list(cmd.words)
         if argv[:1] == ["submit"]:

@@ -38,6 +38,7 @@ _OPERATORS = (
 _SEPARATORS = {";", "&&", "||", "|", "&", "|&", "\n", "(", ")", ";;"}
 _REDIRECTS = {">", ">>", ">|", "&>", "&>>", "<", "<<<", ">&", "<<", "<<-"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_SPECIAL = re.compile(r"[\\'\"$`#;&|()<>\n]")
 _PLAIN = re.compile(r"[^\s\\'\"$`#;&|()<>]+")  # a run of characters with no meaning to the shell
 
 
@@ -104,6 +105,13 @@ def _read_balanced(text: str, i: int, open_ch: str, close_ch: str) -> int:
     return i
 
 
+def _extend(word: list[str] | None, parts: list[str]) -> list[str]:
+    if word is None:
+        return parts
+    word.extend(parts)
+    return word
+
+
 def tokenize(text: str) -> list[str | _Heredoc | tuple[str]]:
     """Words (str), operators (1-tuples) and heredoc bodies; never raises."""
     tokens: list[str | _Heredoc | tuple[str]] = []
@@ -126,24 +134,24 @@ def tokenize(text: str) -> list[str | _Heredoc | tuple[str]]:
             if i + 1 < n and text[i + 1] == "\n":
                 i += 2
                 continue
-            word = (word or []) + [text[i + 1 : i + 2]]
+            word = _extend(word, [text[i + 1 : i + 2]])
             i += 2
         elif c == "'":
             end = text.find("'", i + 1)
             end = n if end < 0 else end
-            word = (word or []) + [text[i + 1 : end]]
+            word = _extend(word, [text[i + 1 : end]])
             i = end + 1
         elif c == '"':
             body, i = _read_quoted(text, i)
-            word = (word or []) + [body]
+            word = _extend(word, [body])
         elif c == "$" and text[i + 1 : i + 2] == "(":
             end = _read_balanced(text, i + 1, "(", ")")
-            word = (word or []) + [text[i:end]]
+            word = _extend(word, [text[i:end]])
             i = end
         elif c == "`":
             end = text.find("`", i + 1)
             end = n if end < 0 else end + 1
-            word = (word or []) + [text[i:end]]
+            word = _extend(word, [text[i:end]])
             i = end
         elif c == "#" and word is None:
             end = text.find("\n", i)
@@ -171,7 +179,7 @@ def tokenize(text: str) -> list[str | _Heredoc | tuple[str]]:
         else:
             plain = _PLAIN.match(text, i)
             end = plain.end() if plain else i + 1
-            word = (word or []) + [text[i:end]]
+            word = _extend(word, [text[i:end]])
             i = end
     flush()
     return tokens
@@ -214,6 +222,9 @@ _CACHE_MAX_CHARS = 4096
 
 
 def _parse_commands(text: str) -> tuple[Command, ...]:
+    if not _SPECIAL.search(text):  # the common case: plain words, nothing for the shell to interpret
+        argv = text.split()
+        return (Command(argv=argv, words=tuple(unwrap(argv))),) if argv else ()
     commands: list[Command] = []
     current = Command()
     tokens = tokenize(text)
