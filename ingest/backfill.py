@@ -32,7 +32,7 @@ import orjson
 
 from ingest.errors import IngestError
 from ingest.importers import ImportedFile
-from ingest.importers.files import EMPTY_FILE
+from ingest.importers.files import EMPTY_FILE, NOT_REGULAR
 from ingest.schema import TurnEvent
 
 __all__ = [
@@ -54,6 +54,7 @@ MODIFIED_BEFORE_SINCE = "last modified before --since"
 NO_TURNS = "agent log with no turns"
 NOT_A_LOG = "not an agent log (no known format)"
 EMPTY = "empty file"
+SPECIAL = "not a regular file (FIFO, socket, device)"
 
 
 class BackfillError(IngestError):
@@ -190,7 +191,8 @@ def plan_file(
     """The record of one imported file and the events to publish (in log order)."""
     base = FileRecord(path, size, mtime_ns, FileStatus.IMPORTED, format=imported.format)
     if not imported.is_log:
-        reason = EMPTY if imported.error == EMPTY_FILE else NOT_A_LOG
+        error = imported.error or ""
+        reason = EMPTY if error == EMPTY_FILE else SPECIAL if error.startswith(NOT_REGULAR) else NOT_A_LOG
         return _replace(base, status=FileStatus.SKIPPED, reason=reason), []
     keep = [e for e in imported.events if is_recent(e, since=since, mtime=mtime_ns / 1e9)]
     held_back = len(imported.events) - len(keep)

@@ -196,10 +196,10 @@ class _Part:
     """Some events of one file; ``last`` parts carry the file's record into the checkpoint."""
 
     record: FileRecord
-    events: list[TurnEvent]
-    wires: list[bytes]
+    events: list[TurnEvent]  # all the file's events (the record lists them all)
+    wires: list[bytes]  # this part's
     last: bool
-    earlier_ids: list[str] = field(default_factory=list)
+    earlier_ids: list[str] = field(default_factory=list)  # stream ids of the file's earlier parts
 
 
 class _Publisher:
@@ -222,6 +222,12 @@ class _Publisher:
         self.stop = stop
         self.clock = clock
         self.bucket = TokenBucket(config.rate, burst=max(1.0, config.rate / 4))
+        # rate-limited: calls of at most a quarter second's worth, for a smooth rate and a fine checkpoint
+        self.commit_events = (
+            config.commit_events
+            if not config.rate
+            else max(1, int(min(config.commit_events, config.rate / 4)))
+        )
         self.script = client.register_script(_PUBLISH)
         self.outstanding: deque[tuple[int, int]] = deque()  # this run's ids not yet read by the consumer
         self.parts: list[_Part] = []
@@ -241,10 +247,10 @@ class _Publisher:
                 size += len(wires[end])
                 end += 1
             last = end >= len(wires)
-            part = _Part(record, events[start:end], wires[start:end], last, list(earlier))
+            part = _Part(record, events, wires[start:end], last, list(earlier))
             self.parts.append(part)
             self.size, self.count = size, self.count + (end - start)
-            if not last or self.count >= self.config.commit_events or self.size >= self.config.commit_bytes:
+            if not last or self.count >= self.commit_events or self.size >= self.config.commit_bytes:
                 ids, records = self.flush()
                 done += records
                 if not last:
@@ -254,7 +260,7 @@ class _Publisher:
             start = end
 
     def _fits(self, count: int, size: int) -> bool:
-        return self.count + count < self.config.commit_events and size < self.config.commit_bytes
+        return self.count + count < self.commit_events and size < self.config.commit_bytes
 
     def flush(self) -> tuple[list[str], list[FileRecord]]:
         """Publish what is queued in one script call; returns the new ids and the completed records."""

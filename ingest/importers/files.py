@@ -7,6 +7,7 @@ corrupt, truncated) comes back as ``ImportedFile.error``, with whatever events c
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,8 @@ FORMATS: tuple[str, ...] = tuple(PARSERS)
 MAX_FILE_BYTES = 512 << 20  # a log bigger than this is refused rather than read into memory
 EMPTY_FILE = "empty file"
 UNRECOGNIZED = "unrecognized format"
-_NOT_A_LOG = (EMPTY_FILE, UNRECOGNIZED)
+NOT_REGULAR = "not a regular file"
+_NOT_A_LOG = (EMPTY_FILE, UNRECOGNIZED, NOT_REGULAR)
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox"})
 
 
@@ -83,7 +85,10 @@ def import_file(
     if format != "auto" and format not in PARSERS:
         raise ValueError(f"unknown format {format!r}: expected auto or one of {', '.join(FORMATS)}")
     try:
-        size = path.stat().st_size
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or socket would block the read or fail it
+            return ImportedFile(path, None, [], f"{NOT_REGULAR}: {stat.filemode(st.st_mode)}")
+        size = st.st_size
         if size > MAX_FILE_BYTES:
             return ImportedFile(path, None, [], f"file is {size} bytes, over the {MAX_FILE_BYTES} byte limit")
         data = path.read_bytes()

@@ -1,0 +1,267 @@
+"""The pure backfill planning: --since, run keys, file records, the token bucket, the report."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ingest.backfill import (
+    BEFORE_SINCE,
+    EMPTY,
+    MODIFIED_BEFORE_SINCE,
+    NO_TURNS,
+    NOT_A_LOG,
+    BackfillError,
+    FileRecord,
+    FileStatus,
+    Sent,
+    TokenBucket,
+    is_recent,
+    parse_since,
+    plan_file,
+    run_key,
+    skipped_unread,
+    summarize,
+)
+from ingest.importers import UNDATED_EPOCH, ImportedFile
+from ingest.importers.files import EMPTY_FILE, UNRECOGNIZED
+from ingest.schema import TurnEvent, validate_event
+
+NOW = datetime(2025, 6, 15, 12, 0, tzinfo=UTC).timestamp()
+
+
+def _event(i: int, ts: float = 1_750_000_000.0, *, derived: bool = False) -> TurnEvent:
+    meta: dict[str, object] = {"harness": "test", "turn": i}
+    if derived:
+        meta["ts_derived"] = True
+    return validate_event(
+        {"v": 1, "event_id": f"bf-{i:032x}", "ts": ts, "owner": "o", "project_key": "p", "harness_meta": meta}
+    )
+
+
+# -- --since ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2025-01-31", datetime(2025, 1, 31, tzinfo=UTC).timestamp()),
+        ("2025-01-31T12:30:00Z", datetime(2025, 1, 31, 12, 30, tzinfo=UTC).timestamp()),
+        ("2025-01-31T12:30", datetime(2025, 1, 31, 12, 30, tzinfo=UTC).timestamp()),  # naive = UTC
+        ("2025-01-31T14:30:00+02:00", datetime(2025, 1, 31, 12, 30, tzinfo=UTC).timestamp()),
+        ("30d", NOW - 30 * 86400),
+        ("12h", NOW - 12 * 3600),
+        ("90m", NOW - 90 * 60),
+        ("2w", NOW - 14 * 86400),
+        ("1.5d", NOW - 1.5 * 86400),
+    ],
+)
+def test_since_accepts_dates_times_and_ages(text: str, expected: float) -> None:
+    assert parse_since(text, now=NOW) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["yesterday", "", "30x", "2025-13-01", "-5d", "d30"])
+def test_since_refuses_anything_else_and_names_the_forms(text: str) -> None:
+    with pytest.raises(BackfillError, match="expected a date"):
+        parse_since(text, now=NOW)
+
+
+@given(st.integers(min_value=0, max_value=10_000), st.sampled_from("mhdw"))
+def test_an_age_is_never_in_the_future(amount: int, unit: str) -> None:
+    assert parse_since(f"{amount}{unit}", now=NOW) <= NOW
+
+
+def test_undated_turns_are_judged_by_the_file_time() -> None:
+    dated_old = _event(0, ts=NOW - 10 * 86400)
+    undated = _event(1, ts=UNDATED_EPOCH + 1, derived=True)
+    since = NOW - 86400
+    assert not is_recent(dated_old, since=since, mtime=NOW)
+    assert is_recent(undated, since=since, mtime=NOW)
+    assert not is_recent(undated, since=since, mtime=since - 1)
+    assert is_recent(dated_old, since=None, mtime=0)
+
+
+# -- run keys -----------------------------------------------------------------------------------------------
+
+
+def test_the_same_backfill_has_the_same_key_whatever_the_path_order() -> None:
+    one = run_key(["/a", "/b"], format="auto", owner="o", project=None, since=None)
+    assert one == run_key(["/b", "/a"], format="auto", owner="o", project=None, since=None)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"format": "aider"},
+        {"owner": "other"},
+        {"project": "p"},
+        {"since": "30d"},
+    ],
+)
+def test_any_option_that_changes_the_events_changes_the_key(change: dict[str, str]) -> None:
+    base: dict[str, str | None] = {"format": "auto", "owner": "o", "project": None, "since": None}
+    assert run_key(["/a"], **base) != run_key(["/a"], **{**base, **change})  # type: ignore[arg-type]
+    assert run_key(["/a"], **base) != run_key(["/a", "/b"], **base)  # type: ignore[arg-type]
+
+
+# -- one file -----------------------------------------------------------------------------------------------
+
+
+def _plan(imported: ImportedFile, since: float | None = None, mtime: float = NOW) -> FileRecord:
+    record, events = plan_file(imported, path="/x/f", size=10, mtime_ns=int(mtime * 1e9), since=since)
+    assert len(events) == record.turns - record.held_back or record.status is FileStatus.SKIPPED
+    return record
+
+
+@pytest.mark.parametrize(
+    ("imported", "status", "reason", "turns"),
+    [
+        (ImportedFile(Path("f"), "swe-agent", [_event(0)]), FileStatus.IMPORTED, "", 1),
+        (ImportedFile(Path("f"), None, [], EMPTY_FILE), FileStatus.SKIPPED, EMPTY, 0),
+        (ImportedFile(Path("f"), None, [], f"{UNRECOGNIZED}: …"), FileStatus.SKIPPED, NOT_A_LOG, 0),
+        (ImportedFile(Path("f"), "codex", []), FileStatus.SKIPPED, NO_TURNS, 0),
+        (
+            ImportedFile(Path("f"), "claude-code", [], None, ("subagent log: imported with its parent",)),
+            FileStatus.SKIPPED, "subagent log: imported with its parent", 0,
+        ),
+        (ImportedFile(Path("f"), None, [], "cannot read file: Permission denied"), FileStatus.FAILED,
+         "cannot read file: Permission denied", 0),
+        (ImportedFile(Path("f"), "mini-swe-agent", [], "mini-swe-agent log: bad JSON"), FileStatus.FAILED,
+         "mini-swe-agent log: bad JSON", 0),
+        (ImportedFile(Path("f"), "claude-code", [_event(0), _event(1)], "line 7: invalid JSON"),
+         FileStatus.PARTIAL, "line 7: invalid JSON", 2),
+    ],
+)  # fmt: skip
+def test_every_file_gets_one_status_and_a_reason(
+    imported: ImportedFile, status: FileStatus, reason: str, turns: int
+) -> None:
+    record = _plan(imported)
+    assert (record.status, record.reason, record.turns) == (status, reason, turns)
+    assert record.format == imported.format
+
+
+def test_turns_before_since_are_held_back_and_counted() -> None:
+    events = [_event(0, ts=NOW - 5 * 86400), _event(1, ts=NOW - 3600), _event(2, ts=NOW)]
+    record, kept = plan_file(
+        ImportedFile(Path("f"), "codex", events),
+        path="/f",
+        size=1,
+        mtime_ns=int(NOW * 1e9),
+        since=NOW - 86400,
+    )
+    assert [e.event_id for e in kept] == [events[1].event_id, events[2].event_id]
+    assert (record.turns, record.held_back, record.status) == (3, 1, FileStatus.IMPORTED)
+
+
+def test_a_file_skipped_unread_says_why() -> None:
+    record = skipped_unread("/f", 5, 7, MODIFIED_BEFORE_SINCE)
+    assert (record.status, record.reason, record.turns) == (FileStatus.SKIPPED, MODIFIED_BEFORE_SINCE, 0)
+
+
+_ids = st.from_regex(r"\A[0-9]{1,13}-[0-9]{1,4}\Z")
+_texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
+_records = st.builds(
+    FileRecord,
+    path=_texts,
+    size=st.integers(0, 2**40),
+    mtime_ns=st.integers(0, 2**62),
+    status=st.sampled_from(FileStatus),
+    format=st.none() | st.sampled_from(["aider", "codex"]),
+    reason=_texts,
+    turns=st.integers(0, 10_000),
+    held_back=st.integers(0, 10_000),
+    sent=st.lists(st.builds(Sent, _ids, _texts, _texts, _texts), max_size=5).map(tuple),
+)
+
+
+@given(_records)
+def test_a_record_survives_the_checkpoint(record: FileRecord) -> None:
+    back = FileRecord.from_json(record.path, record.to_json())
+    assert back is not None and back.resumed
+    assert back == FileRecord(**{**record.__dict__, "resumed": True})
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b"[]", b'{"size": 1}', b'{"size": "x", "mtime_ns": 1}'])
+def test_a_damaged_checkpoint_value_means_read_the_file_again(raw: bytes) -> None:
+    assert FileRecord.from_json("/f", raw) is None
+
+
+def test_a_record_matches_only_the_same_file() -> None:
+    record = skipped_unread("/f", 10, 20, NOT_A_LOG)
+    assert record.matches(10, 20)
+    assert not record.matches(11, 20) and not record.matches(10, 21)
+
+
+# -- rate ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rate", "takes", "waits"),
+    [
+        (0, [(1000, 0.0), (1000, 0.0)], [0.0, 0.0]),  # no limit
+        (10, [(10, 0.0), (10, 0.0)], [0.0, 1.0]),  # a full bucket, then one second of debt
+        (10, [(10, 0.0), (10, 1.0)], [0.0, 0.0]),  # refilled after a second
+        (10, [(5, 0.0), (5, 0.2), (5, 0.4)], [0.0, 0.0, 0.1]),  # 10 - 5 + 2 - 5 + 2 - 5 = -1 token
+        (100, [(500, 0.0)], [4.0]),  # bigger than the bucket: pay by waiting
+    ],
+)
+def test_token_bucket_table(rate: float, takes: list[tuple[int, float]], waits: list[float]) -> None:
+    bucket = TokenBucket(rate)
+    assert [bucket.take(n, now) for n, now in takes] == pytest.approx(waits)
+
+
+@given(
+    st.floats(min_value=0.5, max_value=5000),
+    st.lists(st.tuples(st.integers(1, 500), st.floats(min_value=0, max_value=2)), min_size=1, max_size=40),
+)
+def test_a_caller_that_waits_as_told_never_beats_the_rate(
+    rate: float, steps: list[tuple[int, float]]
+) -> None:
+    """Over any run, events sent by time t <= burst + rate * t (the caller sends after each wait)."""
+    bucket = TokenBucket(rate)
+    now = sent = 0.0
+    for n, pause in steps:
+        now += pause
+        now += bucket.take(n, now)
+        sent += n
+        assert sent <= bucket.burst + rate * now + 1e-6 * sent
+
+
+@pytest.mark.parametrize("rate", [-1.0, float("inf"), float("nan")])
+def test_a_nonsense_rate_is_refused(rate: float) -> None:
+    with pytest.raises(BackfillError, match="--rate"):
+        TokenBucket(rate)
+
+
+# -- the report ---------------------------------------------------------------------------------------------
+
+
+def test_summary_counts_formats_and_lists_skipped_and_failed() -> None:
+    sent = (Sent("1-0", "o", "p", "e1"), Sent("1-1", "o", "p", "e2"))
+    records = [
+        FileRecord("/a", 1, 1, FileStatus.IMPORTED, "aider", turns=3, held_back=1, sent=sent),
+        FileRecord("/b", 1, 1, FileStatus.IMPORTED, "aider", turns=1, sent=sent[:1], resumed=True),
+        FileRecord("/c", 1, 1, FileStatus.PARTIAL, "claude-code", "line 3: bad", turns=2, sent=sent),
+        FileRecord("/d", 1, 1, FileStatus.FAILED, "swe-agent", "swe-agent log: truncated"),
+        FileRecord("/e", 1, 1, FileStatus.SKIPPED, reason=NOT_A_LOG),
+        FileRecord("/f", 1, 1, FileStatus.SKIPPED, reason=NOT_A_LOG),
+        FileRecord("/g", 1, 1, FileStatus.SKIPPED, reason=MODIFIED_BEFORE_SINCE),
+    ]
+    summary = summarize(records)
+    assert summary["files"] == {
+        "walked": 7, "imported": 2, "partial": 1, "failed": 1, "skipped": 3, "resumed": 1
+    }  # fmt: skip
+    assert summary["formats"]["aider"] == {"files": 2, "turns": 4, "published": 3, "held_back": 1}
+    assert summary["formats"]["claude-code"]["published"] == 2
+    assert summary["formats"]["swe-agent"] == {"files": 1, "turns": 0, "published": 0, "held_back": 0}
+    assert summary["events"] == {"read": 6, "published": 5, "held_back": {BEFORE_SINCE: 1}}
+    assert summary["skipped"][NOT_A_LOG] == {"files": 2, "paths": ["/e", "/f"]}
+    assert summary["skipped"][MODIFIED_BEFORE_SINCE]["files"] == 1
+    assert [(f["path"], f["status"], f["reason"]) for f in summary["failed"]] == [
+        ("/c", "partial", "line 3: bad"),
+        ("/d", "failed", "swe-agent log: truncated"),
+    ]

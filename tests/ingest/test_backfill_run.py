@@ -1,0 +1,281 @@
+"""Running a backfill on a real Redis and real files: publishing, checkpoint, resume, backlog, following."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+import redis
+from rq.job import Job
+from rq.registry import FailedJobRegistry
+from rq.serializers import JSONSerializer
+
+from ingest import keys
+from ingest.backfill import SPECIAL, BackfillError, FileRecord, FileStatus
+from ingest.backfill_run import Checkpoint, Drain, RunConfig, RunResult, follow, run_backfill
+from ingest.consumer import Consumer, ConsumerConfig, Route
+from ingest.importers import import_file
+from tests.ingest.importers.support import FIXTURES
+
+STREAM = keys.DEFAULT_BACKFILL_STREAM
+KEY = "test-run"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """A copy of the importer fixtures (real logs of every format, plus licences and notes)."""
+    root = tmp_path / "logs"
+    shutil.copytree(FIXTURES, root)
+    return root
+
+
+def config(**overrides: object) -> RunConfig:
+    return dataclasses.replace(RunConfig(owner="tester"), **overrides)  # type: ignore[arg-type]
+
+
+def stream_events(client: redis.Redis, stream: str = STREAM) -> dict[str, bytes]:
+    return {k.decode(): f[keys.EVENT_FIELD] for k, f in client.xrange(stream)}
+
+
+def expected_events(root: Path) -> list[bytes]:
+    """Every event the importers give for ``root``, as wire bytes."""
+    wires = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        wires += [e.to_wire() for e in import_file(path, owner="tester", root=root).events]
+    return wires
+
+
+class Recorder:
+    """A listener that records what it hears and can act after the n-th file."""
+
+    def __init__(self, after: int | None = None, action: Callable[[], None] | None = None) -> None:
+        self.files: list[FileRecord] = []
+        self.events = 0
+        self.messages: list[str | None] = []
+        self.drains: list[Drain] = []
+        self.after, self.action = after, action
+
+    def started(self, files: int, total_bytes: int) -> None:
+        self.total = files
+
+    def file_done(self, record: FileRecord) -> None:
+        self.files.append(record)
+        if self.action is not None and len(self.files) == self.after:
+            self.action()
+
+    def published(self, events: int) -> None:
+        self.events += events
+
+    def waiting(self, message: str | None) -> None:
+        self.messages.append(message)
+
+    def following(self, drain: Drain) -> None:
+        self.drains.append(drain)
+
+
+def test_every_event_is_published_once_with_its_checkpoint(redis_client: redis.Redis, corpus: Path) -> None:
+    result = run_backfill(redis_client, [corpus], config(), run_key=KEY)
+    in_stream = stream_events(redis_client)
+    assert sorted(in_stream.values()) == sorted(expected_events(corpus))
+    assert sorted(s.stream_id for s in result.sent) == sorted(in_stream)
+    assert not result.interrupted
+    stored = Checkpoint(redis_client, KEY).load()
+    assert len(stored) == len(result.records) == sum(1 for p in corpus.rglob("*") if p.is_file())
+    for record in result.records:  # the checkpoint holds exactly what was published, with stream ids
+        assert stored[record.path].sent == record.sent
+        for sent in record.sent:
+            event = orjson.loads(in_stream[sent.stream_id])
+            assert (event["owner"], event["project_key"], event["event_id"]) == sent[1:]
+    assert redis_client.ttl(keys.backfill_checkpoint(KEY)) > 0
+
+
+def test_an_interrupted_run_resumes_without_publishing_a_file_twice(
+    redis_client: redis.Redis, corpus: Path
+) -> None:
+    stop = threading.Event()
+    first = run_backfill(
+        redis_client, [corpus], config(commit_events=1), run_key=KEY,
+        listener=Recorder(after=5, action=stop.set), stop=stop,
+    )  # fmt: skip
+    assert first.interrupted and 5 <= len(first.records) < 29
+    published_first = len(stream_events(redis_client))
+    assert published_first == len(first.sent)
+
+    second = run_backfill(redis_client, [corpus], config(), run_key=KEY)
+    resumed = [r for r in second.records if r.resumed]
+    assert sorted(r.path for r in resumed) == sorted(r.path for r in first.records)
+    in_stream = stream_events(redis_client)
+    assert sorted(in_stream.values()) == sorted(expected_events(corpus))  # each event exactly once
+    assert sorted(s.stream_id for s in second.sent) == sorted(in_stream)  # resumed files keep their ids
+
+
+def test_a_file_that_changed_since_the_checkpoint_is_read_again(
+    redis_client: redis.Redis, corpus: Path
+) -> None:
+    run_backfill(redis_client, [corpus], config(), run_key=KEY)
+    touched = corpus / "aider" / "add-test.md"
+    os.utime(touched, ns=(time.time_ns(), time.time_ns()))
+    again = run_backfill(redis_client, [corpus], config(), run_key=KEY)
+    fresh = [r for r in again.records if not r.resumed]
+    assert [Path(r.path).name for r in fresh] == ["add-test.md"]
+    assert len(stream_events(redis_client)) == len(expected_events(corpus)) + fresh[0].turns
+
+
+def test_restart_forgets_the_checkpoint(redis_client: redis.Redis, corpus: Path) -> None:
+    run_backfill(redis_client, [corpus], config(), run_key=KEY)
+    again = run_backfill(redis_client, [corpus], config(), run_key=KEY, restart=True)
+    assert not any(r.resumed for r in again.records)
+    assert len(stream_events(redis_client)) == 2 * len(expected_events(corpus))
+
+
+def test_a_file_bigger_than_one_call_is_recorded_with_all_its_ids(
+    redis_client: redis.Redis, corpus: Path
+) -> None:
+    target = corpus / "aider" / "add-test.md"
+    result = run_backfill(redis_client, [target], config(commit_events=1), run_key=KEY)
+    (record,) = result.records
+    assert record.turns == 3 and len(record.sent) == 3
+    ids = [k.decode() for k, _ in redis_client.xrange(STREAM)]
+    assert [s.stream_id for s in record.sent] == ids  # log order, every part's ids
+    assert Checkpoint(redis_client, KEY).load()[record.path].sent == record.sent
+
+
+def test_a_dry_run_touches_no_redis(redis_client: redis.Redis, corpus: Path) -> None:
+    result = run_backfill(None, [corpus], config())
+    assert redis_client.dbsize() == 0
+    assert sum(len(r.sent) for r in result.records) == len(expected_events(corpus))
+    assert all(s.stream_id == "" for s in result.sent)
+
+
+def test_bad_files_cost_themselves_only(redis_client: redis.Redis, tmp_path: Path) -> None:
+    root = tmp_path / "logs"
+    root.mkdir()
+    shutil.copy(FIXTURES / "swe-agent" / "6e44b9__sweagenttestrepo-1c2844.traj", root / "good.traj")
+    good = (FIXTURES / "mini-swe-agent" / "django__django-16255.traj.json").read_bytes()
+    (root / "truncated.traj.json").write_bytes(good[: len(good) // 2])
+    (root / "binary.bin").write_bytes(bytes(range(256)) * 10)
+    (root / "empty.jsonl").write_bytes(b"")
+    session = (
+        FIXTURES / "claude-code" / "-home-dev-src-invoicer" / "5f0c7a52-3d3e-4b8e-9a51-0d2f6c1e9b47.jsonl"
+    )
+    lines = session.read_bytes().splitlines(keepends=True)
+    (root / "torn.jsonl").write_bytes(b"".join(lines[:-1]) + b'{"type": "user", "mess\n' + lines[-1])
+    (root / "vanishes.traj").write_bytes(b"{}")
+    os.mkfifo(root / "pipe")
+
+    def remove() -> None:
+        (root / "vanishes.traj").unlink()
+
+    result = run_backfill(
+        redis_client, [root], config(commit_events=1), run_key=KEY, listener=Recorder(after=1, action=remove)
+    )
+    by_name = {Path(r.path).name: r for r in result.records}
+    assert by_name["good.traj"].status is FileStatus.IMPORTED
+    assert by_name["truncated.traj.json"].status is FileStatus.FAILED
+    assert "mini-swe-agent" in by_name["truncated.traj.json"].reason
+    assert by_name["binary.bin"].status is FileStatus.SKIPPED
+    assert by_name["empty.jsonl"].status is FileStatus.SKIPPED
+    assert (by_name["pipe"].status, by_name["pipe"].reason) == (FileStatus.SKIPPED, SPECIAL)
+    assert by_name["torn.jsonl"].status is FileStatus.PARTIAL and by_name["torn.jsonl"].turns >= 1
+    assert by_name["vanishes.traj"].status is FileStatus.FAILED
+    assert "cannot read file" in by_name["vanishes.traj"].reason
+    published = by_name["good.traj"].sent + by_name["torn.jsonl"].sent
+    assert sorted(stream_events(redis_client)) == sorted(s.stream_id for s in published)
+
+
+def test_a_missing_path_or_unknown_format_is_refused_before_anything_is_sent(
+    redis_client: redis.Redis, corpus: Path
+) -> None:
+    with pytest.raises(BackfillError, match="no such file"):
+        run_backfill(redis_client, [corpus, corpus / "nope"], config())
+    with pytest.raises(BackfillError, match="unknown format"):
+        run_backfill(redis_client, [corpus], config(format="jsonl"))
+    assert redis_client.dbsize() == 0
+
+
+def test_since_skips_old_files_unread_and_holds_back_old_turns(
+    redis_client: redis.Redis, corpus: Path
+) -> None:
+    old = corpus / "codex" / "plangate_sample_rollout.jsonl"
+    os.utime(old, (1_000_000_000, 1_000_000_000))
+    result = run_backfill(redis_client, [corpus], config(since=1_700_000_000.0))
+    by_name = {Path(r.path).name: r for r in result.records}
+    assert by_name[old.name].reason == "last modified before --since"
+    handwritten = next(r for r in result.records if "handwritten" in r.path)
+    assert handwritten.turns == handwritten.held_back + len(handwritten.sent)
+    swe = by_name["6e44b9__sweagenttestrepo-1c2844.traj"]  # undated: judged by its (recent) file time
+    assert swe.held_back == 0 and len(swe.sent) == 1
+
+
+def consume(client: redis.Redis) -> Consumer:
+    cfg = ConsumerConfig(
+        routes=(Route(STREAM, keys.DEFAULT_BACKFILL_QUEUE, "backfill"),),
+        consumer="c1", read_block_ms=10, claim_idle_seconds=600, trim_interval_seconds=3600, job_max_events=3,
+    )  # fmt: skip
+    consumer = Consumer(client, cfg)
+    consumer.setup()
+    return consumer
+
+
+def test_publishing_waits_while_the_consumer_is_too_far_behind(
+    redis_client: redis.Redis, corpus: Path
+) -> None:
+    recorder = Recorder()
+    results: list[RunResult] = []
+    run = threading.Thread(
+        target=lambda: results.append(
+            run_backfill(redis_client, [corpus], config(max_backlog=4, commit_events=1), listener=recorder)
+        )
+    )
+    run.start()
+    deadline = time.monotonic() + 30
+    while not any(recorder.messages) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert any(m and "behind" in m for m in recorder.messages)
+    assert redis_client.xlen(STREAM) <= 4  # never more than the backlog bound unread
+    consumer = consume(redis_client)
+    while run.is_alive() and time.monotonic() < deadline:
+        consumer.cycle(block=False)
+        time.sleep(0.02)
+    run.join(timeout=1)
+    assert not run.is_alive() and len(results[0].sent) == len(expected_events(corpus))
+
+
+def test_follow_reports_each_stage_until_settled(redis_client: redis.Redis, corpus: Path) -> None:
+    result = run_backfill(redis_client, [corpus], config())
+    ids = [s.stream_id for s in result.sent]
+    follow_ = dict(stream=STREAM, group=keys.DEFAULT_GROUP, queue=keys.DEFAULT_BACKFILL_QUEUE)
+    tracker_state = follow(redis_client, ids, timeout=0, **follow_)  # type: ignore[arg-type]
+    assert len(tracker_state.unread) == len(ids) and not tracker_state.settled
+
+    consumer = consume(redis_client)
+    while consumer.cycle(block=False):
+        pass
+    state = follow(redis_client, ids, timeout=0, **follow_)  # type: ignore[arg-type]
+    assert (len(state.unread), len(state.pending), len(state.queued)) == (0, 0, len(ids))
+    assert state.processed == 0
+
+    batches = sorted(k.decode() for k in redis_client.scan_iter(match=keys.batch("*")))
+    failed_job = batches[0].removeprefix(keys.batch(""))
+    failed_ids = {k.decode() for k in redis_client.hkeys(batches[0])} - {keys.BATCH_STREAM_FIELD.decode()}
+    FailedJobRegistry(keys.DEFAULT_BACKFILL_QUEUE, connection=redis_client, serializer=JSONSerializer).add(
+        _job(redis_client, failed_job), ttl=600
+    )
+    for name in batches[1:]:  # what a worker does when a batch is done
+        redis_client.delete(name)
+    recorder = Recorder()
+    state = follow(redis_client, ids, timeout=5, listener=recorder, **follow_)  # type: ignore[arg-type]
+    assert state.settled and state.failed == failed_ids
+    assert state.processed == len(ids) - len(failed_ids)
+    assert recorder.drains[-1] == state
+
+
+def _job(client: redis.Redis, job_id: str) -> Job:
+    return Job.fetch(job_id, connection=client, serializer=JSONSerializer)
