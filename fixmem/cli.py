@@ -8,7 +8,7 @@ import click
 
 from fixmem.api_cli import mcp_command, serve_command, tool_schema_command
 from fixmem.backfill_cli import backfill_command
-from fixmem.errors import ExitCode, translate
+from fixmem.errors import run_group
 from fixmem.eval_cli import eval_command
 from fixmem.eval_extraction import eval_extraction_command
 from fixmem.memory_cli import forget_command, recall_command, stats_command
@@ -50,20 +50,4 @@ cli.add_command(mcp_command)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code instead of exiting (tests call this in-process)."""
-    try:
-        cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        return int(ExitCode.INTERRUPTED)
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except Exception as exc:  # library errors become one line and a named exit code
-        error = translate(exc)
-        if error is None:
-            raise
-        error.show()
-        return error.exit_code
-    return 0
+    return run_group(cli, argv)

@@ -18,6 +18,7 @@ Exit codes follow sysexits(3) where one fits:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 
 import click
@@ -81,3 +82,26 @@ def translate(exc: BaseException) -> CliError | None:
     if isinstance(exc, StoreError):
         return CliError(f"store: {exc}", ExitCode.STORE_UNAVAILABLE)
     return None
+
+
+def run_group(group: click.Group, argv: Sequence[str] | None = None) -> int:
+    """Run a click group in-process; returns the exit code, with library errors turned into one line."""
+    try:
+        result = group.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+        if isinstance(result, int):  # click returns a command's Exit code instead of raising it
+            return result
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return int(ExitCode.INTERRUPTED)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except Exception as exc:  # library errors become one line and a named exit code
+        error = translate(exc)
+        if error is None:
+            raise
+        error.show()
+        return error.exit_code
+    return 0

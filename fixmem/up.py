@@ -36,7 +36,7 @@ from ingest.connection import REDIS_DOWN, connect
 def children(settings: Settings, url: str, workers: int) -> list[ChildSpec]:
     """The processes ``up`` supervises, in start order."""
     env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(settings.data_dir)}
-    fixmem = [sys.executable, "-m", "fixmem"]
+    fixmem = [sys.executable, "-m", "fixmem.child"]  # `fixmem ingest|worker`, minus the other commands
     parent = ["--parent-pid", str(os.getpid())]  # children stop if this supervisor is killed
     specs = [ChildSpec("ingest", [*fixmem, "ingest", "--name", consumer_name(settings, 0), *parent], env)]
     specs += [ChildSpec(f"worker-{i}", [*fixmem, "worker", *parent], env) for i in range(workers)]

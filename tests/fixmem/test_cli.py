@@ -1,0 +1,153 @@
+"""The ``fixmem`` command in-process: publish, status, dead-letters, recall/stats/forget, exit codes."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from fixmem.cli import main
+from fixmem.errors import ExitCode
+from fixmem.redis_server import free_port
+from ingest import keys
+from tests.ingest.turns import turn, wire
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, redis_url: str, redis_client: redis.Redis, data_dir: Path) -> Path:
+    for name in ("FIXMEM_REDIS_URL", "FIXMEM_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("FIXMEM_REDIS_URL", redis_url)
+    monkeypatch.setenv("FIXMEM_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("FIXMEM_READ_BLOCK_MS", "20")
+    return data_dir
+
+
+@pytest.fixture(autouse=True)
+def _keep_signal_handlers() -> Iterator[None]:
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+def test_publish_a_jsonl_file_reports_bad_lines(
+    env: Path, tmp_path: Path, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "turns.jsonl"
+    source.write_bytes(b"\n".join([wire(turn(1)), b"{broken", b"", wire(turn(2)), b'{"v": 2}']) + b"\n")
+    assert main(["publish", str(source)]) == ExitCode.DATA_ERROR
+    out, err = capsys.readouterr()
+    assert "published 2 events to fixmem:turns, refused 2" in out
+    assert "line 2: invalid_json" in err and "line 5: unsupported_version" in err
+    assert redis_client.xlen(keys.DEFAULT_STREAM) == 2
+    assert main(["publish", "--backfill", str(source)]) == ExitCode.DATA_ERROR
+    assert redis_client.xlen(keys.DEFAULT_BACKFILL_STREAM) == 2
+
+
+def test_status_text_and_json(env: Path, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status"]) == 0
+    text = capsys.readouterr().out
+    assert "stream   fixmem:turns: 0 entries" in text
+    assert "queue    fixmem-live: 0 queued" in text
+    redis_client.xadd(keys.DEFAULT_STREAM, {"event": wire(turn(1))})
+    assert main(["ingest", "--burst"]) == 0
+    capsys.readouterr()
+    assert main(["status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    live, _ = status["streams"]
+    assert (live["length"], live["pending"], live["lag"]) == (1, 0, 0)
+    assert status["queues"][0] == {"name": "fixmem-live", "queued": 1, "started": 0, "scheduled": 0, "failed": 0}
+    assert status["counters"]["pipeline"]["events_enqueued"] == 1
+
+
+def test_the_pipeline_from_the_command_line(
+    env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "turns.jsonl"
+    source.write_bytes(b"\n".join(wire(turn(i)) for i in range(3)))
+    assert main(["publish", str(source)]) == 0
+    assert main(["ingest", "--burst"]) == 0
+    assert main(["worker", "--burst"]) == 0
+    capsys.readouterr()
+    common = ["--owner", "alice", "--project", "github.com/acme/widgets"]
+    assert main(["recall", "parse_mod1 should split on commas", *common]) == 0
+    block = capsys.readouterr().out
+    assert block.startswith("Past fixes in this project:") and "mod1" in block
+    assert main(["recall", "--json", "parse_mod1 should split on commas", *common]) == 0
+    recalled = json.loads(capsys.readouterr().out)["recalled"]
+    first_id = recalled[0]["entry"]["id"]
+    assert main(["stats", *common]) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == 3
+    assert main(["forget", first_id, "--owner", "alice"]) == 0
+    assert main(["forget", first_id, "--owner", "alice"]) == ExitCode.NOT_FOUND
+    assert "no entry" in capsys.readouterr().err
+    assert main(["stats", *common]) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == 2
+
+
+def test_dead_letters_list_show_replay_purge(
+    env: Path, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str]
+) -> None:
+    redis_client.xadd(keys.DEFAULT_STREAM, {"event": b"{broken"})
+    redis_client.xadd(keys.DEFAULT_STREAM, {"event": wire(turn(1)) + b" "})  # valid: will replay
+    big = turn(2)
+    big["user_message"] = "x" * 3000
+    redis_client.xadd(keys.DEFAULT_STREAM, {"event": wire(big)})
+    assert main(["ingest", "--burst"]) == 0  # all valid at the default size limit
+    assert redis_client.xlen(keys.DEFAULT_DEAD_STREAM) == 1
+    capsys.readouterr()
+    assert main(["dead-letters", "list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == 1 and "invalid_json" in listed[0]
+    letter_id = listed[0].split()[0]
+    assert main(["dead-letters", "show", letter_id]) == 0
+    shown = capsys.readouterr().out
+    assert '"reason": "invalid_json"' in shown and "{broken" in shown
+    assert main(["dead-letters", "show", "1-1"]) == ExitCode.NOT_FOUND
+    assert main(["dead-letters", "replay", letter_id]) == ExitCode.DATA_ERROR  # still broken: kept
+    assert "still invalid" in capsys.readouterr().err
+    assert main(["dead-letters", "replay"]) == ExitCode.USAGE
+    assert main(["dead-letters", "purge", "--all", "--yes"]) == 0
+    assert redis_client.xlen(keys.DEFAULT_DEAD_STREAM) == 0
+
+
+def test_unreachable_redis_is_one_line_with_the_url(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    monkeypatch.setenv("FIXMEM_REDIS_URL", url)
+    monkeypatch.setenv("FIXMEM_REDIS_TIMEOUT_SECONDS", "0.5")
+    assert main(["status"]) == ExitCode.REDIS_UNAVAILABLE
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert url in err and "fixmem up" in err and "FIXMEM_REDIS_URL" in err
+
+
+def test_no_redis_configured_and_none_running(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.delenv("FIXMEM_REDIS_URL", raising=False)
+    monkeypatch.setenv("FIXMEM_DATA_DIR", str(tmp_path))
+    assert main(["status"]) == ExitCode.REDIS_UNAVAILABLE
+    assert "FIXMEM_REDIS_URL is unset and no `fixmem up` is running" in capsys.readouterr().err
+
+
+def test_the_url_of_a_running_up_is_found(
+    monkeypatch: pytest.MonkeyPatch, redis_url: str, redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("FIXMEM_REDIS_URL", raising=False)
+    monkeypatch.setenv("FIXMEM_DATA_DIR", str(tmp_path))
+    (tmp_path / "redis").mkdir()
+    (tmp_path / "redis" / "url").write_text(redis_url + "\n")
+    assert main(["status"]) == 0
+
+
+def test_a_bad_setting_is_a_config_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("FIXMEM_READ_COUNT", "lots")
+    assert main(["status"]) == ExitCode.CONFIG_ERROR
+    assert "FIXMEM_READ_COUNT" in capsys.readouterr().err

@@ -1,0 +1,141 @@
+"""``fixmem up`` as a real subprocess, and the supervisor that keeps its children running."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import redis
+
+from fixmem.supervisor import ChildSpec, Supervisor
+from ingest.connection import REDIS_DOWN, connect
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FIXMEM_")}
+    return {**env, "FIXMEM_DATA_DIR": str(data_dir), **extra}
+
+
+def _answers(url: str) -> bool:
+    try:
+        return bool(connect(url, timeout=0.5).ping())
+    except REDIS_DOWN:
+        return False
+
+
+def test_up_demo_exit_runs_the_whole_pipeline_on_an_embedded_redis(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    done = subprocess.run(
+        [sys.executable, "-m", "fixmem", "up", "--demo", "--exit"],
+        cwd=ROOT, env=_env(data_dir), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "(embedded, data in" in out and "AOF everysec, noeviction" in out
+    assert "demo: 3 entries in the fix log of demo/github.com/fixmem/demo-widgets" in out
+    for outcome in ("fixed", "unverified", "partial"):
+        assert f"  {outcome}" in out
+    assert "Past fixes in this project:" in out and "csv_import.py" in out
+    assert "redis      stopped (AOF flushed)" in out
+    url = next(line.split()[1] for line in out.splitlines() if line.startswith("redis      redis://"))
+    assert not _answers(url)  # the embedded server is gone
+    assert not (data_dir / "redis" / "url").exists()
+    assert list((data_dir / "redis").glob("appendonly*"))  # its data survived on disk
+    again = subprocess.run(
+        [sys.executable, "-m", "fixmem", "up", "--demo", "--exit", "--workers", "1"],
+        cwd=ROOT, env=_env(data_dir), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "demo: 3 entries" in again.stdout  # the same three: the demo's ids are fixed
+
+
+def test_up_uses_a_configured_redis_and_stops_on_sigterm(
+    tmp_path: Path, redis_url: str, redis_client: redis.Redis
+) -> None:
+    data_dir = tmp_path / "data"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fixmem", "up", "--workers", "1"],
+        cwd=ROOT, env=_env(data_dir, FIXMEM_REDIS_URL=redis_url), stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith("running"):
+            break
+    assert f"redis      {redis_url} (FIXMEM_REDIS_URL)" in "".join(lines)
+    deadline = time.monotonic() + 120
+    while not redis_client.keys("rq:worker:*") and time.monotonic() < deadline:  # the worker registered
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    rest = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 0
+    assert "children   stopped" in rest
+    assert _answers(redis_url)  # a configured Redis is not ours to stop
+
+
+def test_a_second_up_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "fixmem", "up", "--workers", "0"],
+        cwd=ROOT, env=_env(data_dir), stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert first.stdout is not None
+        for line in first.stdout:
+            if line.startswith("running"):
+                break
+        second = subprocess.run(
+            [sys.executable, "-m", "fixmem", "up", "--workers", "0"],
+            cwd=ROOT, env=_env(data_dir), capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert second.returncode == 1
+        assert "another `fixmem up` is running with this data directory" in second.stderr
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=120)
+    assert first.returncode == 0
+
+
+def test_the_supervisor_restarts_a_crashed_child_with_backoff() -> None:
+    crashing = ChildSpec("crash", [sys.executable, "-c", "import sys; sys.exit(3)"])
+    steady = ChildSpec("steady", [sys.executable, "-c", "import time; time.sleep(600)"])
+    supervisor = Supervisor([steady, crashing], initial=0.1, cap=0.4, stable_after=60, grace=5)
+    stop = threading.Event()
+    thread = threading.Thread(target=supervisor.run, args=(stop,), kwargs={"tick": 0.02})
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while supervisor.children[1].restarts < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        thread.join(30)
+    steady_child, crash_child = supervisor.children
+    assert crash_child.restarts >= 4
+    assert set(crash_child.exits) == {3}
+    assert steady_child.restarts == 0
+    assert steady_child.process is not None and steady_child.process.returncode == -signal.SIGTERM
+
+
+def test_the_supervisor_kills_a_child_that_ignores_sigterm() -> None:
+    stubborn = ChildSpec(
+        "stubborn",
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+         "print('ready', flush=True); time.sleep(600)"],
+    )  # fmt: skip
+    supervisor = Supervisor([stubborn], grace=0.5)
+    supervisor.start()
+    time.sleep(1.0)
+    started = time.monotonic()
+    supervisor.stop()
+    assert time.monotonic() - started < 10
+    child = supervisor.children[0]
+    assert child.process is not None and child.process.returncode == -signal.SIGKILL
