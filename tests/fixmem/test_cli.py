@@ -49,7 +49,9 @@ def test_publish_a_jsonl_file_reports_bad_lines(
     assert redis_client.xlen(keys.DEFAULT_BACKFILL_STREAM) == 2
 
 
-def test_status_text_and_json(env: Path, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_text_and_json(
+    env: Path, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["status"]) == 0
     text = capsys.readouterr().out
     assert "stream   fixmem:turns: 0 entries" in text
@@ -61,7 +63,13 @@ def test_status_text_and_json(env: Path, redis_client: redis.Redis, capsys: pyte
     status = json.loads(capsys.readouterr().out)
     live, _ = status["streams"]
     assert (live["length"], live["pending"], live["lag"]) == (1, 0, 0)
-    assert status["queues"][0] == {"name": "fixmem-live", "queued": 1, "started": 0, "scheduled": 0, "failed": 0}
+    assert status["queues"][0] == {
+        "name": "fixmem-live",
+        "queued": 1,
+        "started": 0,
+        "scheduled": 0,
+        "failed": 0,
+    }
     assert status["counters"]["pipeline"]["events_enqueued"] == 1
 
 
@@ -147,7 +155,9 @@ def test_the_url_of_a_running_up_is_found(
     assert main(["status"]) == 0
 
 
-def test_a_bad_setting_is_a_config_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_setting_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("FIXMEM_READ_COUNT", "lots")
     assert main(["status"]) == ExitCode.CONFIG_ERROR
     assert "FIXMEM_READ_COUNT" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Restart the embedded Redis (AOF on) under a running consumer and worker: they reconnect and lose nothing."""
+"""Restart the embedded Redis (AOF on) under a running consumer and worker: they reconnect, lose nothing."""
 
 from __future__ import annotations
 
@@ -37,7 +37,12 @@ def test_consumer_and_worker_ride_out_a_redis_restart(tmp_path: Path) -> None:
     port = free_port()
     server = EmbeddedRedis(data_dir=tmp_path / "redis", port=port, appendonly=True)
     url = server.start()
-    env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(data_dir), "FIXMEM_READ_BLOCK_MS": "100"}
+    env = {
+        **os.environ,
+        "FIXMEM_REDIS_URL": url,
+        "FIXMEM_DATA_DIR": str(data_dir),
+        "FIXMEM_READ_BLOCK_MS": "100",
+    }
     logs = {name: (tmp_path / f"{name}.log").open("w") for name in ("ingest", "worker")}
     procs = [
         subprocess.Popen([sys.executable, "-m", "fixmem", name], cwd=ROOT, env=env, stderr=logs[name])
