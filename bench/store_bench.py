@@ -119,15 +119,29 @@ def make_queries(count: int, seed: int = 11) -> list[dict[str, Any]]:
     return queries
 
 
-def percentiles(samples_s: list[float]) -> dict[str, float]:
-    """p50 / p99 / mean in milliseconds."""
-    ms = np.array(samples_s) * 1000.0
+def percentiles(wall_s: list[float], cpu_s: list[float]) -> dict[str, float]:
+    """Wall-clock p50 / p99 / mean and CPU-time p50 / p99, in milliseconds.
+
+    CPU time (``time.process_time``) leaves out the time this process waited for a core: on a shared
+    machine it is the cost of the code, wall time is what a caller saw.
+    """
+    ms = np.array(wall_s) * 1000.0
+    cpu = np.array(cpu_s) * 1000.0
     return {
         "p50_ms": round(float(np.percentile(ms, 50)), 4),
         "p99_ms": round(float(np.percentile(ms, 99)), 4),
         "mean_ms": round(float(ms.mean()), 4),
-        "samples": len(samples_s),
+        "cpu_p50_ms": round(float(np.percentile(cpu, 50)), 4),
+        "cpu_p99_ms": round(float(np.percentile(cpu, 99)), 4),
+        "samples": len(wall_s),
     }
+
+
+def _timed(call: Any) -> tuple[Any, float, float]:
+    """``call()`` with its wall and CPU seconds."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = call()
+    return result, time.perf_counter() - t0, time.process_time() - c0
 
 
 def populated(root: Path, n: int, cap: int = 500) -> FixStore:
@@ -145,27 +159,33 @@ def bench_recall(n: int, cold_runs: int, warm_runs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         store = populated(root, n)
-        cold: list[float] = []
+        cold: tuple[list[float], list[float]] = ([], [])
         for q in queries[:cold_runs]:
             fresh = FixStore(root)
-            t0 = time.perf_counter()
-            fresh.recall(OWNER, PROJECT, q["query"], files=q.get("files"), errors=q.get("errors"), now=2e9)
-            cold.append(time.perf_counter() - t0)
+            _, wall, cpu = _timed(
+                lambda f=fresh, q=q: f.recall(
+                    OWNER, PROJECT, q["query"], files=q.get("files"), errors=q.get("errors"), now=2e9
+                )
+            )
+            cold[0].append(wall)
+            cold[1].append(cpu)
         for q in queries[:50]:  # warm up the cache and the hash memo
             store.recall(OWNER, PROJECT, q["query"], files=q.get("files"), errors=q.get("errors"), now=2e9)
-        warm: list[float] = []
+        warm: tuple[list[float], list[float]] = ([], [])
         hits = 0
         for q in queries[:warm_runs]:
-            t0 = time.perf_counter()
-            result = store.recall(
-                OWNER, PROJECT, q["query"], files=q.get("files"), errors=q.get("errors"), now=2e9
+            result, wall, cpu = _timed(
+                lambda q=q: store.recall(
+                    OWNER, PROJECT, q["query"], files=q.get("files"), errors=q.get("errors"), now=2e9
+                )
             )
-            warm.append(time.perf_counter() - t0)
+            warm[0].append(wall)
+            warm[1].append(cpu)
             hits += bool(result)
         return {
             "entries": n,
-            "cold": percentiles(cold),
-            "warm": percentiles(warm),
+            "cold": percentiles(*cold),
+            "warm": percentiles(*warm),
             "share_of_queries_answered": round(hits / warm_runs, 3),
         }
 
@@ -218,6 +238,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     warm500 = next(r for r in result["recall"] if r["entries"] == 500)["warm"]
     result["goal_met"] = warm500["p50_ms"] <= 1.0 and warm500["p99_ms"] <= 5.0
+    result["goal_met_cpu_time"] = warm500["cpu_p50_ms"] <= 1.0 and warm500["cpu_p99_ms"] <= 5.0
     text = json.dumps(result, indent=2)
     print(text)
     if not args.no_write:
