@@ -31,6 +31,30 @@ _DID_NOT_RUN = re.compile(
 )
 
 
+# Every runner ``runner_of`` knows has one of these in its command line (a cheap first test).
+_RUNNER_WORDS = (
+    "test",
+    "tox",
+    "nox",
+    "jest",
+    "mocha",
+    "spec",
+    "check",
+    "phpunit",
+    "trial",
+    "prove",
+    "ava",
+    "tap",
+    "mvn",
+    "gradle",
+    "rake",
+    "npm t",
+    "yarn t",
+    "pnpm t",
+    "bun t",
+)
+
+
 @dataclass(frozen=True)
 class Run:
     """One test run found in the turn."""
@@ -62,7 +86,7 @@ def run_of(event: ToolEvent, limits: Limits) -> Run | None:
     if family_of(event.tool, event.input) not in {Family.SHELL, Family.OTHER}:
         return None
     command = clip(shell_command_of(event.input), limits.max_input_chars)
-    if not command:
+    if not command or not any(word in command for word in _RUNNER_WORDS):
         return None
     runner, owns_exit = _exit_code_belongs(command)
     if runner is None or event.exit_code in {126, 127}:

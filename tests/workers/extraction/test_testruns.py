@@ -6,7 +6,7 @@ import pytest
 
 from ingest.schema import ToolEvent
 from workers.extraction import Limits
-from workers.extraction.outcome import run_of
+from workers.extraction.outcome import _RUNNER_WORDS, run_of
 from workers.extraction.shell import parse_commands
 from workers.extraction.testruns import parse_summary, runner_of
 
@@ -131,3 +131,26 @@ def test_the_harness_ok_flag_is_the_last_resort() -> None:
     event = ToolEvent(tool="Bash", input={"command": "npm test"}, output="weird output", ok=False)
     run = run_of(event, Limits())
     assert run is not None and run.ok is False
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -q",
+        "npm t",
+        "mvn -B verify",
+        "./gradlew build",
+        "vendor/bin/phpunit",
+        "bundle exec rake",
+        "prove -l t/",
+        "npx ava",
+        "tox",
+        "nox",
+        "python -m unittest",
+        "make check",
+        "bin/test",
+    ],
+)
+def test_the_cheap_runner_word_test_never_hides_a_runner(command: str) -> None:
+    assert runner_of(parse_commands(command)[0]) is not None
+    assert any(word in command for word in _RUNNER_WORDS)
