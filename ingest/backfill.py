@@ -281,6 +281,7 @@ def summarize(records: Iterable[FileRecord]) -> dict[str, Any]:
         row["held_back"] += record.held_back
         events["read"] += record.turns
         events["published"] += len(record.sent)
+        events["resumed"] += len(record.sent) if record.resumed else 0
         events[BEFORE_SINCE] += record.held_back
     return {
         "files": {
@@ -292,6 +293,7 @@ def summarize(records: Iterable[FileRecord]) -> dict[str, Any]:
         "events": {
             "read": events["read"],
             "published": events["published"],
+            "published_by_earlier_runs": events["resumed"],  # of ``published``: resumed files' events
             "held_back": {BEFORE_SINCE: events[BEFORE_SINCE]},
         },
         "skipped": {

@@ -258,7 +258,9 @@ def test_summary_counts_formats_and_lists_skipped_and_failed() -> None:
     assert summary["formats"]["aider"] == {"files": 2, "turns": 4, "published": 3, "held_back": 1}
     assert summary["formats"]["claude-code"]["published"] == 2
     assert summary["formats"]["swe-agent"] == {"files": 1, "turns": 0, "published": 0, "held_back": 0}
-    assert summary["events"] == {"read": 6, "published": 5, "held_back": {BEFORE_SINCE: 1}}
+    assert summary["events"] == {
+        "read": 6, "published": 5, "published_by_earlier_runs": 1, "held_back": {BEFORE_SINCE: 1}
+    }  # fmt: skip
     assert summary["skipped"][NOT_A_LOG] == {"files": 2, "paths": ["/e", "/f"]}
     assert summary["skipped"][MODIFIED_BEFORE_SINCE]["files"] == 1
     assert [(f["path"], f["status"], f["reason"]) for f in summary["failed"]] == [
