@@ -11,6 +11,7 @@ legacy shape of the harness that first documented this API, ``{tool, command, ou
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from typing import Any
 
@@ -35,6 +36,15 @@ def _reject_control(value: str, what: str) -> str:
     return value
 
 
+def _dumps(value: Any, *, sort_keys: bool = False) -> bytes:
+    """JSON bytes via orjson; integers beyond 64 bits (which orjson refuses) fall back to the stdlib."""
+    try:
+        return orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS if sort_keys else 0)
+    except TypeError:
+        text = json.dumps(value, default=str, sort_keys=sort_keys, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8", "surrogatepass")
+
+
 def _as_text(value: Any) -> str:
     """Tool output as text: strings as is, content-block lists joined, anything else as JSON."""
     if value is None:
@@ -43,7 +53,7 @@ def _as_text(value: Any) -> str:
         return value
     if isinstance(value, list) and all(isinstance(b, dict) and "text" in b for b in value):
         return "\n".join(str(b["text"]) for b in value)
-    return orjson.dumps(value, default=str).decode()
+    return _dumps(value).decode("utf-8", "replace")
 
 
 def _as_arguments(value: Any) -> dict[str, Any]:
@@ -186,12 +196,12 @@ class TurnEvent(BaseModel):
 
     def to_wire(self) -> bytes:
         """The event as the JSON bytes a harness puts in the stream's ``event`` field."""
-        return orjson.dumps(self.model_dump(mode="json", exclude_defaults=False))
+        return _dumps(self.model_dump(mode="json", exclude_defaults=False))
 
 
 def derive_event_id(event: TurnEvent) -> str:
     """``ev-`` + 32 hex of a hash of the canonical event (sorted keys, without ``event_id``)."""
-    canonical = orjson.dumps(event.model_dump(mode="json", exclude={"event_id"}), option=orjson.OPT_SORT_KEYS)
+    canonical = _dumps(event.model_dump(mode="json", exclude={"event_id"}), sort_keys=True)
     return "ev-" + hashlib.sha256(canonical).hexdigest()[:32]
 
 
@@ -242,3 +252,5 @@ def validate_event(obj: Any) -> TurnEvent:
         return TurnEvent.model_validate(obj)
     except ValidationError as exc:
         raise InvalidEvent(DeadLetterReason.INVALID_FIELDS, _summarize(exc)) from exc
+    except (TypeError, OverflowError, RecursionError) as exc:  # values no JSON round trip can carry
+        raise InvalidEvent(DeadLetterReason.INVALID_FIELDS, f"unrepresentable value: {exc}") from exc

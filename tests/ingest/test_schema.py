@@ -113,6 +113,16 @@ def test_size_limit_is_checked_before_parsing() -> None:
     assert info.value.reason is DeadLetterReason.TOO_LARGE
 
 
+def test_integers_beyond_64_bits_are_kept_not_crashed_on() -> None:
+    huge = 2**70
+    parsed = validate_event(
+        event(tool_events=[{"tool": "x", "input": {"n": huge}, "output": {"n": huge}}], user_message="big")
+    )
+    assert parsed.tool_events[0].output == '{"n":1180591620717411303424}'
+    assert parsed.event_id.startswith("ev-")
+    assert parse_event(parsed.to_wire()).event_id == parsed.event_id
+
+
 def test_wire_round_trip_keeps_the_event() -> None:
     parsed = validate_event(event())
     assert parse_event(parsed.to_wire()) == parsed
