@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
@@ -189,3 +191,35 @@ def test_hostile_names_never_escape_the_store_root(tmp_path: Path) -> None:
         assert store.projects(owner) == sorted(HOSTILE)
         for project in HOSTILE:
             assert [e.project for e in store.read(owner, project).entries] == [project]
+
+
+def test_a_pluggable_lock_is_held_around_every_write(data_dir: Path) -> None:
+    held: list[tuple[str, str]] = []
+    calls: list[tuple[str, str]] = []
+
+    @contextmanager
+    def lease(owner: str, project_key: str) -> Iterator[None]:
+        calls.append((owner, project_key))
+        held.append((owner, project_key))
+        try:
+            yield
+        finally:
+            held.pop()
+
+    log = project_files(data_dir / "fix_memory", OWNER, PROJECT).log
+    store = FixStore(data_dir, cap=2, lock_factory=lease)
+    real_append = store._append_locked
+
+    def checked(*args: object, **kwargs: object) -> object:
+        assert held == [(OWNER, PROJECT)]  # the write happens inside the lease
+        return real_append(*args, **kwargs)  # type: ignore[arg-type]
+
+    store._append_locked = checked  # type: ignore[method-assign]
+    store.append(OWNER, PROJECT, [make_entry(1), make_entry(2)])
+    store.append(OWNER, PROJECT, [make_entry(3)])  # rotates
+    store.forget(OWNER, make_entry(3).id)
+    assert calls == [(OWNER, PROJECT)] * 3 and held == []
+    assert log.exists() and not log.with_name(log.name.replace(".jsonl", ".lock")).exists()
+    store.recall(OWNER, PROJECT, "anything")  # readers take no lock
+    store.stats(OWNER, PROJECT)
+    assert len(calls) == 3
