@@ -30,6 +30,8 @@ from store.vectors import DIM, cosine, embed, embed_many
             ["requests", "exceptions", "connectionerror", "connection", "error"],
         ),
         ("py311 sha256 E0308 TS2345", ["py311", "sha256", "e0308", "ts2345"]),
+        ("error:0308010C:digital", ["error", "0308010c", "digital"]),  # a hex code is not camelCase
+        ("Http2Server", ["http2server", "http2", "server"]),
         ("3 passed, 12 failed in 0.5s; HTTP 404", ["passed", "failed", "5s", "http", "404"]),
         ("__init__", ["init"]),
         ("a I x", []),
