@@ -1,8 +1,9 @@
 """The HTTP API as a child of ``fixmem up``: its command line, its port, its token, what ``up`` prints.
 
-Without configured tokens (``FIXMEM_API_TOKENS`` / ``FIXMEM_API_TOKENS_FILE``), ``up`` makes one random
-token for the demo owner, hands it to the child in its environment and prints it; it lives as long as
-that ``up``. Port 0 picks a free port.
+Port: ``FIXMEM_API_PORT`` when set (0: a free one; taken: an error), else 8765, or a free one when 8765
+is taken (another ``up`` on this machine). Without configured tokens (``FIXMEM_API_TOKENS`` or
+``FIXMEM_API_TOKENS_FILE``), ``up`` makes one random token for the demo owner, hands it to the child in
+its environment and prints it; it lives as long as that ``up``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ class ApiChild:
     lines: tuple[str, ...]
 
 
+def _can_bind(host: str, port: int) -> bool:
+    try:
+        with socket.create_server((host, port)):
+            return True
+    except OSError:
+        return False
+
+
 def _free_port(host: str, port: int) -> int:
     """``port`` if it can be bound on ``host`` now (a free one for 0); raises CliError when it is taken."""
     try:
@@ -49,7 +58,10 @@ def _free_port(host: str, port: int) -> int:
 def api_child(settings: Settings, redis_url: str) -> ApiChild:
     """The ``fixmem serve`` child for ``up``; raises CliError when its port is taken."""
     host = settings.api_host
-    port = _free_port(host, settings.api_port)
+    if "api_port" in settings.model_fields_set or not _can_bind(host, settings.api_port):
+        port = _free_port(host, settings.api_port if "api_port" in settings.model_fields_set else 0)
+    else:
+        port = settings.api_port
     env = {**os.environ, "FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(settings.data_dir)}
     token = None
     if settings.api_tokens is None and settings.api_tokens_file is None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -14,7 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from fixmem.api_child import api_child
 from fixmem.demo import OWNER, PROJECT, QUERY
+from fixmem.errors import CliError
+from fixmem.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,3 +85,31 @@ def test_up_serves_the_api_with_a_printed_demo_token(tmp_path: Path) -> None:
             proc.kill()
             proc.wait()
     assert proc.returncode == 0
+
+
+def _settings(**env: str) -> Settings:
+    return Settings.from_env({"HOME": "/nonexistent", **env})
+
+
+def test_the_api_child_takes_a_free_port_when_the_default_one_is_taken() -> None:
+    default = Settings.model_fields["api_port"].default
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(OSError):  # already taken (another `up` here): just as good
+            stack.enter_context(socket.create_server(("127.0.0.1", default)))
+        child = api_child(_settings(), "redis://127.0.0.1:6399/0")
+        port = int(child.base_url.rsplit(":", 1)[1])
+        assert port != default
+        argv = list(child.spec.argv)
+        assert argv[argv.index("serve") :][:5] == ["serve", "--host", "127.0.0.1", "--port", str(port)]
+        with pytest.raises(CliError, match=f"cannot listen on 127.0.0.1:{default}.*FIXMEM_API_PORT"):
+            api_child(_settings(FIXMEM_API_PORT=str(default)), "redis://127.0.0.1:6399/0")
+
+
+def test_the_api_child_gets_a_demo_token_only_without_configured_tokens() -> None:
+    demo = api_child(_settings(FIXMEM_API_PORT="0"), "redis://127.0.0.1:6399/0")
+    assert demo.token is not None and len(demo.token) >= 24
+    assert demo.spec.env is not None and demo.spec.env["FIXMEM_API_TOKENS"] == f"{demo.token}:{OWNER}"
+    assert any(demo.token in line and "curl" in line for line in demo.lines)
+    configured = api_child(_settings(FIXMEM_API_PORT="0", FIXMEM_API_TOKENS="t:alice"), "redis://x:1/0")
+    assert configured.token is None
+    assert not any("curl" in line for line in configured.lines)
