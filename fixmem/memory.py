@@ -1,0 +1,199 @@
+"""``FixMemory``: the documented Python API — record a turn, recall past fixes, render the prompt block.
+
+The library face of fixmem for harnesses that call it in-process (no Redis): ``record_from_turn`` runs
+the same extraction as the pipeline's workers and appends to the same store. Module-level functions
+(``fixmem.record_from_turn``, ``fixmem.recall`` …) use one ``FixMemory`` built lazily from the environment
+(``FIXMEM_DATA_DIR`` and the ``FIXMEM_FIX_MEMORY_*`` settings); nothing is read at import time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from fixmem.notes_io import workspace_prompt_block
+from fixmem.settings import Settings
+from ingest.schema import WIRE_VERSION, validate_event
+from store import FixEntry, FixStore, Recalled
+from store import prompt_block as render_block
+from workers.extraction import extract
+
+
+class FixMemory:
+    """Past fixes of every project under one data directory."""
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str] | None = None,
+        *,
+        settings: Settings | None = None,
+        store: FixStore | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Memory under ``data_dir`` (default: ``settings.data_dir``, i.e. ``$FIXMEM_DATA_DIR``).
+
+        Raises SettingsError when the environment holds a malformed ``FIXMEM_*`` value.
+        """
+        base = settings or Settings.from_env()
+        self.settings = base if data_dir is None else base.with_overrides(data_dir=os.fspath(data_dir))
+        self.store = store or FixStore(self.settings.data_dir, cap=self.settings.rotation_cap)
+        self._clock = clock
+
+    def record_from_turn(
+        self,
+        owner: str,
+        *,
+        project_key: str,
+        user_message: str,
+        tool_events: Sequence[Mapping[str, Any]],
+        harness_meta: Mapping[str, Any] | None = None,
+        round_texts: Sequence[str] | None = None,
+        workspace: str = "",
+        ts: float | None = None,
+        event_id: str | None = None,
+    ) -> FixEntry | None:
+        """Extract the turn's fix entry and append it to the project's log; the entry as written.
+
+        None (and nothing written) when the memory is off, there is no owner, or no file was touched.
+        Recording the same turn twice (same ``event_id``, or the same content) writes it once.
+        Raises InvalidEvent (a ValueError-like error with a reason) for malformed input, StoreError when
+        the log cannot be written.
+        """
+        if not self.settings.fix_memory_enabled or not owner or not owner.strip():
+            return None
+        event = validate_event(
+            {
+                "v": WIRE_VERSION,
+                "event_id": event_id or "",
+                "ts": self._clock() if ts is None else ts,
+                "owner": owner,
+                "project_key": project_key,
+                "workspace": workspace,
+                "user_message": user_message,
+                "tool_events": list(tool_events),
+                "harness_meta": dict(harness_meta or {}),
+                "round_texts": list(round_texts or []),
+            }
+        )
+        extracted = extract(event, enabled=self.settings.fix_memory_enabled)
+        if extracted.entry is None:
+            return None
+        result = self.store.append(owner, project_key, [extracted.entry])
+        written = {e.id: e for e in result.added}
+        return written.get(extracted.entry.id, extracted.entry)
+
+    def recall(
+        self,
+        owner: str,
+        project_key: str,
+        query: str,
+        *,
+        files: Sequence[str] | None = None,
+        errors: Sequence[str] | None = None,
+        k: int = 5,
+        workspace: str | None = None,
+    ) -> list[Recalled]:
+        """The past fixes relevant to ``query``, best first; ``[]`` when nothing is relevant or memory is off.
+
+        Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key.
+        """
+        if not self.settings.fix_memory_enabled:
+            return []
+        return self.store.recall(
+            owner, project_key, query, files=files, errors=errors, k=k, workspace=workspace, now=self._clock()
+        )
+
+    def prompt_block(
+        self,
+        entries: Sequence[Recalled] | Sequence[FixEntry],
+        budget_tokens: int | None = None,
+        *,
+        workspace: str | None = None,
+        known_commits: Collection[str] | None = None,
+    ) -> str:
+        """ "Past fixes in this project:" for ``entries`` within the budget (default: the setting).
+
+        With a ``workspace``, its hand-written notes (``.fixmem/memory.md``) come first and fixes whose
+        files or commit are gone there are marked stale. ``""`` when there is nothing to show.
+        """
+        budget = budget_tokens or self.settings.fix_memory_prompt_budget_tokens
+        now = self._clock()
+        if workspace and known_commits is None:
+            return workspace_prompt_block(
+                workspace, entries, budget, now=now, ceiling=self.settings.notes_ceiling
+            )
+        return render_block(entries, budget, known_commits=known_commits, workspace=workspace, now=now)
+
+    def stats(self, owner: str, project_key: str) -> dict[str, Any]:
+        """Counts and ratios by outcome, top tags, superseded, malformed, oldest/newest ts, bytes."""
+        return self.store.stats(owner, project_key).to_dict()
+
+    def forget(self, owner: str, entry_id: str) -> bool:
+        """Delete ``entry_id`` from whichever of ``owner``'s projects holds it; False if none does."""
+        return self.store.forget(owner, entry_id)
+
+
+_default: FixMemory | None = None
+_default_lock = threading.Lock()
+
+
+def default_memory() -> FixMemory:
+    """The process-wide ``FixMemory`` built from the environment on first use."""
+    global _default  # noqa: PLW0603 - one lazily built instance per process, by design
+    with _default_lock:
+        if _default is None:
+            _default = FixMemory()
+        return _default
+
+
+def record_from_turn(
+    owner: str,
+    *,
+    project_key: str,
+    user_message: str,
+    tool_events: Sequence[Mapping[str, Any]],
+    harness_meta: Mapping[str, Any] | None = None,
+    round_texts: Sequence[str] | None = None,
+    workspace: str = "",
+) -> FixEntry | None:
+    """``FixMemory.record_from_turn`` on the default memory."""
+    return default_memory().record_from_turn(
+        owner,
+        project_key=project_key,
+        user_message=user_message,
+        tool_events=tool_events,
+        harness_meta=harness_meta,
+        round_texts=round_texts,
+        workspace=workspace,
+    )
+
+
+def recall(
+    owner: str,
+    project_key: str,
+    query: str,
+    *,
+    files: Sequence[str] | None = None,
+    errors: Sequence[str] | None = None,
+    k: int = 5,
+) -> list[Recalled]:
+    """``FixMemory.recall`` on the default memory."""
+    return default_memory().recall(owner, project_key, query, files=files, errors=errors, k=k)
+
+
+def prompt_block(entries: Sequence[Recalled] | Sequence[FixEntry], budget_tokens: int | None = None) -> str:
+    """``FixMemory.prompt_block`` on the default memory."""
+    return default_memory().prompt_block(entries, budget_tokens)
+
+
+def stats(owner: str, project_key: str) -> dict[str, Any]:
+    """``FixMemory.stats`` on the default memory."""
+    return default_memory().stats(owner, project_key)
+
+
+def forget(owner: str, entry_id: str) -> bool:
+    """``FixMemory.forget`` on the default memory."""
+    return default_memory().forget(owner, entry_id)
