@@ -23,7 +23,7 @@ import orjson
 from store import log
 from store.entry import ENTRY_ID_PATTERN, FixEntry
 from store.errors import InvalidEntry, InvalidKey, unavailable
-from store.fsio import ensure_dir, flock
+from store.fsio import ensure_dir, flock, remove_stale_temps
 from store.history import RegressionRule, lineage
 from store.log import Malformed, Snapshot
 from store.paths import ROOT_DIR_NAME, ProjectFiles, is_log_file, owner_dir, project_files
@@ -282,7 +282,12 @@ class FixStore:
             return self._append_locked(files, entries)
 
     def _prepare(self, files: ProjectFiles) -> tuple[_Cached, int]:
-        """Under the lock: the re-validated parse with a torn tail repaired, and lines quarantined."""
+        """Under the lock: the re-validated parse with a torn tail repaired, and lines quarantined.
+
+        Temp files of rewrites killed midway (a worker SIGKILLed in a rotation) are deleted here.
+        """
+        remove_stale_temps(files.log)
+        remove_stale_temps(files.index)
         cached = self._cached(files)
         snapshot, extends, moved = log.prepare_for_write(
             files.log, files.quarantine, cached.snapshot if cached else None, now=self._clock()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,6 +77,37 @@ def append_durably(path: Path, data: bytes, *, expected_size: int) -> os.stat_re
     return stat
 
 
+def temp_name(path: Path) -> Path:
+    """A fresh temp file name next to ``path``: ``.<name>.<pid>.<random>.tmp`` (hidden, never a log)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def remove_stale_temps(path: Path) -> int:
+    """Delete the temp files of ``path`` that a killed rewrite left behind; returns how many went.
+
+    Call it only under the write lock of ``path``: then no other writer can be writing one. Each holds a
+    whole copy of the file (a rotation killed before its rename), and one may hold an entry forgotten
+    since. Missing or vanishing files are fine; other errors raise StoreUnavailable naming the directory.
+    """
+    pattern, removed = re.compile(rf"\.{re.escape(path.name)}\.\d+\.[0-9a-f]{{8}}\.tmp"), 0
+    try:
+        with os.scandir(path.parent) as entries:
+            stale = [e.path for e in entries if pattern.fullmatch(e.name)]
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise unavailable(path.parent, exc) from exc
+    for name in stale:
+        try:
+            os.unlink(name)
+            removed += 1
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise unavailable(name, exc) from exc
+    return removed
+
+
 def replace_atomically(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data``: temp file, fsync, ``os.replace``, directory fsync.
 
@@ -83,7 +115,7 @@ def replace_atomically(path: Path, data: bytes, *, durable: bool = True) -> None
     rebuilt when found torn). On any error the temp file is removed, ``path`` is untouched, and
     StoreUnavailable naming ``path`` is raised.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = temp_name(path)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except OSError as exc:
