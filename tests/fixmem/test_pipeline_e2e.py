@@ -146,3 +146,18 @@ def test_two_worker_processes_counts_add_up(settings: Settings, redis_client: re
     assert sum(fleet.entries.values()) == 300
     assert fleet.pipeline["jobs_done"] == 60
     assert fleet.event_to_entry.count == 300
+
+
+def test_plain_rq_worker_runs_the_jobs(settings: Settings, redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(i) for i in range(6)])
+    Consumer(redis_client, wiring.consumer_config(settings)).run(burst=True)
+    env = {**os.environ, "FIXMEM_DATA_DIR": str(settings.data_dir)}
+    rq = Path(sys.executable).parent / "rq"
+    done = subprocess.run(
+        [str(rq), "worker", "--burst", "-w", "fixmem.rq_worker.Worker", "-u", str(settings.redis_url),
+         "fixmem-live", "fixmem-backfill"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(store(settings).read("alice", "github.com/acme/widgets").entries) == 6
+    assert read_counters(redis_client).events["recorded"] == 6
