@@ -79,6 +79,7 @@ class Settings(BaseModel):
     backfill_rate: float = Field(default=500.0, ge=0)  # events/s; 0: no limit
     backfill_max_backlog: int = Field(default=1000, ge=1)  # this run's events the consumer has not read yet
     backfill_wait_seconds: float = Field(default=600.0, ge=0)  # how long to wait for the entries
+    backfill_job_max_events: int = Field(default=50, ge=1)  # events per backfill job (jobs span projects)
 
     # The memory itself
     fix_memory_enabled: bool = True

@@ -85,7 +85,13 @@ def consumer_config(settings: Settings, *, name: str | None = None) -> ConsumerC
     return ConsumerConfig(
         routes=(
             Route(settings.stream, settings.live_queue, "live"),
-            Route(settings.backfill_stream, settings.backfill_queue, "backfill"),
+            Route(
+                settings.backfill_stream,
+                settings.backfill_queue,
+                "backfill",
+                by_project=False,
+                job_max_events=settings.backfill_job_max_events,
+            ),
         ),
         group=settings.group,
         consumer=name or consumer_name(settings),

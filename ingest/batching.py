@@ -7,7 +7,10 @@ Rules this file obeys:
 - An entry is either *accepted* (a valid v1 event, kept as the raw bytes it arrived as) or *refused*
   (a dead-letter reason, a message and the payload, if any). Nothing is dropped silently.
 - Accepted events are grouped by (owner, project_key), first-seen order, each group in stream-id order,
-  then cut into jobs of at most ``max_events`` events and ``max_bytes`` bytes.
+  then cut into jobs of at most ``max_events`` events and ``max_bytes`` bytes. Without ``by_project``
+  (the backfill route, where many projects have a few events each) the groups are laid end to end and
+  cut as one, so jobs span projects: a job's fixed cost is paid per ``max_events`` events, not per
+  project, and each project's events stay together (one store append per project per job).
 - A job id is a function of the route tag and the group's stream ids: reading the same entries again
   (after a consumer crash) plans the same job ids.
 """
@@ -119,14 +122,19 @@ def job_id(tag: str, stream_ids: Sequence[str]) -> str:
     return f"fx-{tag}-{stream_ids[0]}-{len(stream_ids)}-{digest}"
 
 
-def plan_jobs(accepted: Sequence[Accepted], *, tag: str, max_events: int, max_bytes: int) -> list[JobPlan]:
-    """Group by (owner, project_key) and cut each group into jobs within both limits."""
+def plan_jobs(
+    accepted: Sequence[Accepted], *, tag: str, max_events: int, max_bytes: int, by_project: bool = True
+) -> list[JobPlan]:
+    """Group by (owner, project_key) (one group without ``by_project``), cut into jobs within limits."""
     groups: dict[tuple[str, str], list[Accepted]] = {}
     for item in accepted:
         groups.setdefault((item.owner, item.project_key), []).append(item)
-    plans: list[JobPlan] = []
     for members in groups.values():
         members.sort(key=lambda a: parse_stream_id(a.stream_id))
+    if not by_project:  # one group, each project's events still together: few store appends per job
+        groups = {("", ""): [item for members in groups.values() for item in members]}
+    plans: list[JobPlan] = []
+    for members in groups.values():
         chunk: list[Accepted] = []
         size = 0
         for item in members:

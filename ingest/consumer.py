@@ -47,16 +47,30 @@ PROCESS_BATCH = "workers.jobs.process_batch"  # the job function, by import path
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """One stream and the RQ queue its jobs go to; ``tag`` goes into job ids (``live``, ``backfill``)."""
+    """One stream and the RQ queue its jobs go to; ``tag`` goes into job ids (``live``, ``backfill``).
+
+    ``by_project`` False: jobs span projects (``batching.plan_jobs``); ``job_max_events`` overrides the
+    consumer's for this route (backfill jobs stay short, so a live job never waits long for a worker).
+    """
 
     stream: str
     queue: str
     tag: str
+    by_project: bool = True
+    job_max_events: int | None = None
 
+
+BACKFILL_JOB_MAX_EVENTS = 50
 
 DEFAULT_ROUTES = (
     Route(keys.DEFAULT_STREAM, keys.DEFAULT_LIVE_QUEUE, "live"),
-    Route(keys.DEFAULT_BACKFILL_STREAM, keys.DEFAULT_BACKFILL_QUEUE, "backfill"),
+    Route(
+        keys.DEFAULT_BACKFILL_STREAM,
+        keys.DEFAULT_BACKFILL_QUEUE,
+        "backfill",
+        by_project=False,
+        job_max_events=BACKFILL_JOB_MAX_EVENTS,
+    ),
 )
 
 
@@ -335,7 +349,11 @@ class Consumer:
                 accepted, refused = classify_all(fresh, max_bytes=cfg.max_event_bytes)
                 refused += [_poisoned(e, deliveries[e.stream_id]) for e in poisoned]
                 plans = plan_jobs(
-                    accepted, tag=route.tag, max_events=cfg.job_max_events, max_bytes=cfg.job_max_bytes
+                    accepted,
+                    tag=route.tag,
+                    max_events=route.job_max_events or cfg.job_max_events,
+                    max_bytes=cfg.job_max_bytes,
+                    by_project=route.by_project,
                 )
                 self._enqueue(pipe, route, plans)
                 for item in refused:

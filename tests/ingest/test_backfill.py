@@ -27,6 +27,7 @@ from ingest.backfill import (
     skipped_unread,
     summarize,
 )
+from ingest.batching import Accepted, parse_stream_id, plan_jobs
 from ingest.importers import UNDATED_EPOCH, ImportedFile
 from ingest.importers.files import EMPTY_FILE, UNRECOGNIZED
 from ingest.schema import TurnEvent, validate_event
@@ -267,3 +268,44 @@ def test_summary_counts_formats_and_lists_skipped_and_failed() -> None:
         ("/c", "partial", "line 3: bad"),
         ("/d", "failed", "swe-agent log: truncated"),
     ]
+
+
+# -- backfill jobs span projects (ingest.batching.plan_jobs, by_project=False) ---------------------------
+
+_accepted_lists = st.lists(
+    st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(["p1", "p2", "p3", "p4"]), st.integers(1, 300)),
+    max_size=60,
+).map(
+    lambda rows: [
+        Accepted(f"{1000 + i}-0", owner, project, b"x" * size)
+        for i, (owner, project, size) in enumerate(rows)
+    ]
+)
+
+
+@given(_accepted_lists, st.integers(1, 12), st.integers(300, 2000))
+def test_backfill_jobs_span_projects_and_keep_each_project_together(
+    accepted: list[Accepted], max_events: int, max_bytes: int
+) -> None:
+    plans = plan_jobs(accepted, tag="backfill", max_events=max_events, max_bytes=max_bytes, by_project=False)
+    laid_out = [a for plan in plans for a in plan.events]
+    assert sorted(a.stream_id for a in laid_out) == sorted(a.stream_id for a in accepted)  # each once
+    for plan in plans:
+        assert len(plan.events) <= max_events
+        assert len(plan.events) == 1 or plan.size_bytes <= max_bytes
+    projects = [(a.owner, a.project_key) for a in laid_out]
+    runs = [p for i, p in enumerate(projects) if i == 0 or projects[i - 1] != p]
+    assert len(runs) == len(set(projects))  # a project's events are contiguous across the jobs ...
+    for project in set(projects):  # ... in stream order
+        ids = [parse_stream_id(a.stream_id) for a in laid_out if (a.owner, a.project_key) == project]
+        assert ids == sorted(ids)
+    again = plan_jobs(accepted, tag="backfill", max_events=max_events, max_bytes=max_bytes, by_project=False)
+    assert [p.job_id for p in again] == [p.job_id for p in plans]  # deterministic job ids
+
+
+def test_backfill_jobs_are_fewer_than_per_project_jobs() -> None:
+    accepted = [Accepted(f"{i}-0", "o", f"p{i % 10}", b"{}") for i in range(40)]
+    per_project = plan_jobs(accepted, tag="live", max_events=50, max_bytes=1 << 20)
+    spanning = plan_jobs(accepted, tag="backfill", max_events=25, max_bytes=1 << 20, by_project=False)
+    assert (len(per_project), len(spanning)) == (10, 2)
+    assert [len(p.events) for p in spanning] == [25, 15]
