@@ -77,9 +77,9 @@ class Settings(BaseModel):
 
     # Backfill (issue 6): `fixmem backfill` publishes to backfill_stream, within these limits
     backfill_rate: float = Field(default=500.0, ge=0)  # events/s; 0: no limit
-    backfill_max_backlog: int = Field(default=1000, ge=1)  # this run's events the consumer has not read yet
+    backfill_max_backlog: int = Field(default=200, ge=1)  # this run's events the consumer has not read yet
     backfill_wait_seconds: float = Field(default=600.0, ge=0)  # how long to wait for the entries
-    backfill_job_max_events: int = Field(default=50, ge=1)  # events per backfill job (jobs span projects)
+    backfill_job_max_events: int = Field(default=25, ge=1)  # events per backfill job (jobs span projects)
 
     # The memory itself
     fix_memory_enabled: bool = True

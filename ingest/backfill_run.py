@@ -92,7 +92,7 @@ class RunConfig:
     project: str | None = None
     since: float | None = None
     rate: float = 0.0
-    max_backlog: int = 5000
+    max_backlog: int = 200
     commit_events: int = 200  # events per script call (one round trip; Redis runs it atomically)
     commit_bytes: int = 1 << 20  # ... and bytes: a long script would stall live traffic
     checkpoint_ttl_seconds: int = 14 * 86400

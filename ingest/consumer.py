@@ -60,7 +60,7 @@ class Route:
     job_max_events: int | None = None
 
 
-BACKFILL_JOB_MAX_EVENTS = 50
+BACKFILL_JOB_MAX_EVENTS = 25
 
 DEFAULT_ROUTES = (
     Route(keys.DEFAULT_STREAM, keys.DEFAULT_LIVE_QUEUE, "live"),
