@@ -1,0 +1,351 @@
+"""Backfill benchmark: real agent logs through the whole pipeline, and live latency while it runs.
+
+Run: ``python -m bench.backfill_bench [--corpus DIR] [--copies N] [--workers N] [--live-rate N]``.
+Prints JSON and writes ``bench/results/backfill.json``.
+
+What runs: an embedded ``redis-server`` (AOF everysec, as ``fixmem up``), one ``fixmem ingest`` and
+``--workers`` ``fixmem worker`` processes, and in this process the backfill itself — the functions
+``fixmem backfill`` calls (``run_backfill``: walk, detect, parse, publish with the checkpoint, within the
+default rate and backlog limits; ``follow``: until every event is processed; ``collect``: outcomes from
+the fix logs) — over ``--copies`` copies of the corpus, each under its own owner (so each copy is new
+work: its own event ids, entries and logs, as a fleet of users' logs would be).
+
+- *End to end*: from the first file read to the last event processed (entries on disk), per trajectory
+  (one agent run or session), file, event and MB of log read.
+- *Publish*: the walk + parse + publish side alone (this process).
+- *Live latency*: while the backfill runs, live turns are published at ``--live-rate``/s to the live stream;
+  publish -> entry on disk (polled every 10 ms) p50/p99, and the same with no backfill as the baseline.
+- *CPU*: seconds of CPU per process role over the end-to-end window (the profile of where time goes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis
+from rq import Worker
+
+from fixmem.backfill_outcomes import PresenceProbe, collect
+from fixmem.demo import demo_turns
+from fixmem.redis_server import EmbeddedRedis
+from fixmem.settings import Settings
+from ingest.backfill_run import RunConfig, RunResult, follow, run_backfill, walk
+from ingest.importers import import_file
+from ingest.publish import publish_many
+from store import FixStore, entry_id
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "backfill.json"
+SHARED = Path("/work/shared/data/agent-logs")
+FIXTURES = ROOT / "tests" / "fixtures" / "agent-logs"
+GOAL_TRAJECTORIES_PER_S = 200
+LIVE_OWNER = "bench-live"
+LIVE_PROJECTS = [f"github.com/fixmem/live-bench-{i}" for i in range(5)]  # a fleet: a few busy repositories
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (from /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def _self_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@contextmanager
+def pipeline(data_dir: Path, workers: int) -> Iterator[tuple[str, dict[str, int]]]:
+    """An embedded Redis, a consumer and ``workers`` workers; yields the URL and role -> pid."""
+    server = EmbeddedRedis(data_dir=data_dir / "redis", appendonly=True)
+    url = server.start()
+    env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+    fixmem = [sys.executable, "-m", "fixmem.child"]  # as `fixmem up` starts its children
+    procs = {"consumer": subprocess.Popen([*fixmem, "ingest", "--name", "bench"], env=env)}
+    for i in range(workers):
+        procs[f"worker-{i}"] = subprocess.Popen([*fixmem, "worker"], env=env)
+    client = redis.Redis.from_url(url)
+    deadline = time.monotonic() + 60
+    while Worker.count(connection=client) < workers and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pids = {role: p.pid for role, p in procs.items()}
+    assert server.process is not None
+    pids["redis"] = server.process.pid
+    try:
+        yield url, pids
+    finally:
+        for proc in procs.values():
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        server.stop()
+
+
+class LivePublisher:
+    """Publishes one live turn every 1/rate s and measures publish -> entry on disk (seconds)."""
+
+    def __init__(self, client: redis.Redis, store: FixStore, stream: str, rate: float, tag: str) -> None:
+        self.client, self.store, self.stream, self.rate, self.tag = client, store, stream, rate, tag
+        self.sent: dict[str, tuple[str, float]] = {}  # entry id -> (project, published at)
+        self.seen: dict[str, float] = {}
+        self.stop = threading.Event()
+        self.done = threading.Event()
+        self.threads = [threading.Thread(target=self._publish), threading.Thread(target=self._poll)]
+
+    def __enter__(self) -> LivePublisher:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.threads[0].join()
+        deadline = time.monotonic() + 60
+        while len(self.seen) < len(self.sent) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.done.set()
+        self.threads[1].join()
+
+    def _publish(self) -> None:
+        i = 0
+        next_at = time.monotonic()
+        while not self.stop.is_set():
+            project = LIVE_PROJECTS[i % len(LIVE_PROJECTS)]
+            turn = demo_turns(time.time())[i % 3]
+            turn.update(owner=LIVE_OWNER, project_key=project, event_id=f"live-{self.tag}-{i}")
+            eid = entry_id(LIVE_OWNER, project, turn["event_id"])
+            started = time.time()
+            publish_many(self.client, [turn], stream=self.stream)
+            self.sent[eid] = (project, started)
+            i += 1
+            next_at += 1 / self.rate
+            self.stop.wait(max(0.0, next_at - time.monotonic()))
+
+    def _poll(self) -> None:
+        while not self.done.is_set():
+            waiting = [(e, p) for e, (p, _) in list(self.sent.items()) if e not in self.seen]
+            for project in {p for _, p in waiting}:
+                present = {e.id for e in self.store.read(LIVE_OWNER, project).entries}
+                now = time.time()
+                for eid, _ in waiting:
+                    if eid in present:
+                        self.seen[eid] = now
+            self.done.wait(0.01)
+
+    def latencies(self) -> list[float]:
+        return sorted(self.seen[e] - self.sent[e][1] for e in self.seen)
+
+
+def _percentiles(values: list[float]) -> dict[str, Any]:
+    if not values:
+        return {"count": 0}
+    q = statistics.quantiles(values, n=100, method="inclusive") if len(values) > 1 else [values[0]] * 99
+    return {
+        "count": len(values),
+        "p50_ms": round(1000 * q[49], 1),
+        "p99_ms": round(1000 * q[98], 1),
+        "max_ms": round(1000 * max(values), 1),
+    }
+
+
+def corpus_trajectories(corpus: Path) -> tuple[int, int]:
+    """Agent runs/sessions and events in one copy of the corpus, counted as ``bench.importers_bench`` does."""
+    found: set[tuple[str, str]] = set()
+    events = 0
+    for path, root in walk([corpus]):
+        imported = import_file(path, owner="bench", root=root).events
+        events += len(imported)
+        found |= {
+            (str(e.harness_meta.harness), e.harness_meta.session_id or path.as_posix()) for e in imported
+        }
+    return len(found), events
+
+
+@dataclass(frozen=True)
+class Options:
+    """One benchmark run. ``layout``: how the copies differ (see ``LAYOUTS``)."""
+
+    corpus: Path
+    copies: int = 30
+    layout: str = "owners"
+    workers: int = 2
+    live_rate: float = 5.0
+    baseline_seconds: float = 5.0
+    timeout: float = 900.0
+
+
+LAYOUTS = {
+    "owners": "each copy under its own owner, projects from the logs (2 turns per project: the worst case)",
+    "projects": "one owner, each copy one project (--project): 22 turns per project, as in a team's history",
+}
+
+
+def copy_config(options: Options, settings: Settings, k: int) -> RunConfig:
+    """The backfill options of copy ``k``: defaults of ``fixmem backfill`` (rate, backlog)."""
+    owner, project = (f"bench-{k}", None) if options.layout == "owners" else ("bench", f"bench/repo-{k}")
+    return RunConfig(
+        owner,
+        stream=settings.backfill_stream,
+        group=settings.group,
+        project=project,
+        rate=settings.backfill_rate,
+        max_backlog=settings.backfill_max_backlog,
+    )
+
+
+def run(options: Options) -> dict[str, Any]:
+    """One benchmark run; returns the figures."""
+    corpus, copies = options.corpus, options.copies
+    load_before = os.getloadavg()
+    settings = Settings.from_env(os.environ)
+    with tempfile.TemporaryDirectory(prefix="fixmem-backfill-bench-") as tmp:
+        data_dir = Path(tmp)
+        with pipeline(data_dir, options.workers) as (url, pids):
+            client = redis.Redis.from_url(url)
+            store = FixStore(data_dir)
+            live = (client, store, settings.stream, options.live_rate)
+            with LivePublisher(*live, "baseline") as baseline:
+                time.sleep(options.baseline_seconds)
+            cpu_before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
+            self_before = _self_cpu()
+            results: list[tuple[RunConfig, RunResult]] = []
+            with LivePublisher(*live, "during") as during:
+                started = time.monotonic()
+                for k in range(copies):
+                    config = copy_config(options, settings, k)
+                    probe = PresenceProbe(FixStore(data_dir))
+                    results.append((config, run_backfill(client, [corpus], config, before_publish=probe)))
+                published = time.monotonic() - started
+                ids = [s.stream_id for _, r in results for s in r.sent]
+                drain = follow(
+                    client, ids, stream=settings.backfill_stream, group=settings.group,
+                    queue=settings.backfill_queue, timeout=options.timeout, poll_seconds=0.05,
+                )  # fmt: skip
+                end_to_end = time.monotonic() - started
+            cpu = {role: round(_cpu_seconds(pid) - cpu_before[role], 2) for role, pid in pids.items()}
+            cpu["backfill (this process)"] = round(_self_cpu() - self_before, 2)
+            roots = {Path(os.path.abspath(p)).as_posix(): r for p, r in walk([corpus])}
+            outcomes: Counter[str] = Counter()
+            no_entry: Counter[str] = Counter()
+            for config, result in results:
+                found = collect(
+                    store, client, result.records, drain,
+                    dead_stream=settings.dead_stream, config=config, roots=roots,
+                )  # fmt: skip
+                outcomes.update(found.entries)
+                no_entry.update(found.no_entry)
+    records = [r for _, result in results for r in result.records]
+    logs = [r for r in records if r.sent]
+    events = sum(len(r.sent) for r in logs)
+    mb = sum(r.size for r in logs) / 1e6
+    per_copy, events_per_copy = corpus_trajectories(corpus)
+    trajectories = per_copy * copies
+    assert events == events_per_copy * copies, "every copy publishes every event of the corpus"
+    figures = {
+        "corpus": str(corpus),
+        "layout": options.layout,
+        "layout_means": LAYOUTS[options.layout],
+        "copies": copies,
+        "workers": options.workers,
+        "backfill_job_max_events": settings.backfill_job_max_events,
+        "rate_limit_events_per_s": settings.backfill_rate,
+        "max_backlog_events": settings.backfill_max_backlog,
+        "files_walked": len(records),
+        "log_files": len(logs),
+        "trajectories": trajectories,
+        "events": events,
+        "mb": round(mb, 2),
+        "settled": drain.settled,
+        "end_to_end": {
+            "seconds": round(end_to_end, 2),
+            "trajectories_per_s": round(trajectories / end_to_end, 1),
+            "files_per_s": round(len(logs) / end_to_end, 1),
+            "events_per_s": round(events / end_to_end, 1),
+            "mb_per_s": round(mb / end_to_end, 2),
+        },
+        "publish": {
+            "seconds": round(published, 2),
+            "trajectories_per_s": round(trajectories / published, 1),
+            "events_per_s": round(events / published, 1),
+            "mb_per_s": round(mb / published, 2),
+        },
+        "entries": dict(outcomes),
+        "no_entry": dict(no_entry),
+        "live_latency": {
+            "rate_per_s": options.live_rate,
+            "baseline_no_backfill": _percentiles(baseline.latencies()),
+            "during_backfill": _percentiles(during.latencies()),
+            "lost": len(during.sent) - len(during.seen) + len(baseline.sent) - len(baseline.seen),
+        },
+        "cpu_seconds": cpu,
+        "cpu_ms_per_trajectory": {k: round(1000 * v / max(1, trajectories), 2) for k, v in cpu.items()},
+        "goal_trajectories_per_s": GOAL_TRAJECTORIES_PER_S,
+        "goal_reached": trajectories / end_to_end >= GOAL_TRAJECTORIES_PER_S,
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_1m_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        },
+    }
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark, print the JSON figures and write them to ``bench/results/backfill.json``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--corpus", type=Path, default=SHARED if SHARED.is_dir() else FIXTURES)
+    parser.add_argument("--copies", type=int, default=30, help="copies of the corpus")
+    parser.add_argument("--layout", choices=[*LAYOUTS, "both"], default="both")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--live-rate", type=float, default=5.0, help="live turns per second")
+    parser.add_argument("--timeout", type=float, default=900.0, help="longest wait for the pipeline (s)")
+    parser.add_argument("--baseline-seconds", type=float, default=5.0)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    layouts = list(LAYOUTS) if args.layout == "both" else [args.layout]
+    figures = {
+        "goal_trajectories_per_s": GOAL_TRAJECTORIES_PER_S,
+        "runs": [
+            run(
+                Options(
+                    args.corpus, args.copies, layout, args.workers, args.live_rate, args.baseline_seconds,
+                    args.timeout,
+                )
+            )
+            for layout in layouts
+        ],
+    }  # fmt: skip
+    text = json.dumps(figures, indent=2)
+    print(text)
+    if not args.no_write:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
