@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import redis
 
+from fixmem.settings import Settings
 from fixmem.supervisor import ChildSpec, Supervisor
+from fixmem.up import children, redis_for
 from ingest.connection import REDIS_DOWN, connect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,35 +59,24 @@ def test_up_demo_exit_runs_the_whole_pipeline_on_an_embedded_redis(tmp_path: Pat
     assert "demo: 3 entries" in again.stdout  # the same three: the demo's ids are fixed
 
 
-def test_up_uses_a_configured_redis_and_stops_on_sigterm(
+def test_up_with_a_configured_redis_uses_it_and_leaves_it_running(
     tmp_path: Path, redis_url: str, redis_client: redis.Redis
 ) -> None:
-    data_dir = tmp_path / "data"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fixmem", "up", "--workers", "1"],
-        cwd=ROOT, env=_env(data_dir, FIXMEM_REDIS_URL=redis_url), stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if line.startswith("running"):
-            break
-    assert f"redis      {redis_url} (FIXMEM_REDIS_URL)" in "".join(lines)
-    deadline = time.monotonic() + 120
-    while not redis_client.keys("rq:worker:*") and time.monotonic() < deadline:  # the worker registered
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGTERM)
-    rest = proc.communicate(timeout=120)[0]
-    assert proc.returncode == 0
-    assert "children   stopped" in rest
+    settings = Settings.from_env({"FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(tmp_path)})
+    out = io.StringIO()
+    with redis_for(settings, out) as url:
+        assert url == redis_url
+    assert f"redis      {redis_url} (FIXMEM_REDIS_URL)" in out.getvalue()
     assert _answers(redis_url)  # a configured Redis is not ours to stop
+    specs = children(settings, redis_url, 3)
+    assert [c.name for c in specs] == ["ingest", "worker-0", "worker-1", "worker-2"]
+    assert all(c.env is not None and c.env["FIXMEM_REDIS_URL"] == redis_url for c in specs)
 
 
-def test_a_second_up_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:
+def test_a_running_up_refuses_a_second_and_stops_on_sigterm(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     first = subprocess.Popen(
-        [sys.executable, "-m", "fixmem", "up", "--workers", "0"],
+        [sys.executable, "-m", "fixmem", "up", "--workers", "1"],
         cwd=ROOT, env=_env(data_dir), stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -92,6 +84,8 @@ def test_a_second_up_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:
         for line in first.stdout:
             if line.startswith("running"):
                 break
+        url = (data_dir / "redis" / "url").read_text().strip()
+        assert _answers(url)
         second = subprocess.run(
             [sys.executable, "-m", "fixmem", "up", "--workers", "0"],
             cwd=ROOT, env=_env(data_dir), capture_output=True, text=True, timeout=120, check=False,
@@ -99,9 +93,12 @@ def test_a_second_up_on_the_same_data_dir_is_refused(tmp_path: Path) -> None:
         assert second.returncode == 1
         assert "another `fixmem up` is running with this data directory" in second.stderr
     finally:
-        first.send_signal(signal.SIGINT)
-        first.communicate(timeout=120)
+        first.send_signal(signal.SIGTERM)
+        rest = first.communicate(timeout=120)[0]
     assert first.returncode == 0
+    assert "children   stopped" in rest and "redis      stopped (AOF flushed)" in rest
+    assert not _answers(url)
+    assert not (data_dir / "redis" / "url").exists()
 
 
 def test_the_supervisor_restarts_a_crashed_child_with_backoff() -> None:
