@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 
@@ -65,25 +66,39 @@ _READ_SUBCOMMANDS = {"view", "read", "list", "view_range"}
 _SHELL_KEYS = ("command", "cmd", "script", "commands")
 _PATCH_KEYS = ("patch", "input", "diff", "content", "command")
 
-# What failed edit results say (OpenHands, SWE-agent, Claude Code, Aider), checked on the first lines.
-_EDIT_FAILED = re.compile(
-    r"\A\s*(?:ERROR:|Error:|<tool_use_error>|\[?Your proposed edit|\[No exact match|File does not exist)|"
-    r"No replacement was performed|did not appear verbatim|proposed edit has introduced new syntax error|"
-    r"No exact match found|String to replace not found|old_str` is required|Invalid `path` parameter|"
-    r"Found \d+ matches of the string to replace"
+# What failed edit results say (OpenHands, SWE-agent, Claude Code, Aider), checked on the first lines:
+# shapes at the very start, and phrases anywhere in the head. The phrases are plain substring tests (C
+# speed): one unanchored regex alternation cost ~7 % of extraction on realistic turns (py-spy).
+_EDIT_FAILED_START = re.compile(
+    r"\s*(?:ERROR:|Error:|<tool_use_error>|\[?Your proposed edit|\[No exact match|File does not exist)"
 )
+_EDIT_FAILED_PHRASES = (
+    "No replacement was performed",
+    "did not appear verbatim",
+    "proposed edit has introduced new syntax error",
+    "No exact match found",
+    "String to replace not found",
+    "old_str` is required",
+    "Invalid `path` parameter",
+)
+_FOUND_MATCHES = re.compile(r"Found \d+ matches of the string to replace")
 
 
 def family_of(tool: str, arguments: dict[str, Any]) -> Family:
     """The family of a tool call; a read sub-command of an edit tool (``view``) is a read."""
+    sub = arguments.get("command")
+    return _family(tool, sub if isinstance(sub, str) and len(sub) <= 32 else None)
+
+
+@lru_cache(maxsize=4096)
+def _family(tool: str, sub: str | None) -> Family:
+    """``family_of`` for a tool name and a short ``command`` argument (memoized: a turn asks many times)."""
     name = tool.strip().lower()
     family = _FAMILIES.get(name)
     if family is None:
         family = _FAMILIES.get(name.rsplit(".", 1)[-1].rsplit("__", 1)[-1], Family.OTHER)
-    if family in {Family.EDIT, Family.WRITE}:
-        sub = arguments.get("command")
-        if isinstance(sub, str) and sub.strip().lower() in _READ_SUBCOMMANDS:
-            return Family.READ
+    if family in {Family.EDIT, Family.WRITE} and sub is not None and sub.strip().lower() in _READ_SUBCOMMANDS:
+        return Family.READ
     return family
 
 
@@ -132,4 +147,6 @@ def edit_failed(output: str, exit_code: int | None, ok: bool | None) -> bool:
     if ok is False or (exit_code is not None and exit_code != 0):
         return True
     head = output[:600]
-    return bool(_EDIT_FAILED.search(head))
+    if _EDIT_FAILED_START.match(head) or any(phrase in head for phrase in _EDIT_FAILED_PHRASES):
+        return True
+    return "matches of the string to replace" in head and bool(_FOUND_MATCHES.search(head))
