@@ -75,13 +75,14 @@ class EmbeddedRedis:
             args += ["--maxmemory", self.maxmemory]
         return args
 
-    def start(self, timeout: float = 10.0) -> str:
+    def start(self, timeout: float = 10.0, *, keep_port: bool = False) -> str:
         """Start the server and wait until it answers PING; returns its URL.
 
+        ``keep_port``: only on the current port (a restart its clients reconnect to), no other.
         Raises EmbeddedRedisError with the server's log tail when it does not come up.
         """
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        for _attempt in range(5):
+        for _attempt in range(1 if keep_port else 5):
             if self.port == 0 or _attempt:
                 self.port = free_port()
             # Its own session: a Ctrl-C in the terminal reaches the supervisor, which stops Redis last.
@@ -114,6 +115,10 @@ class EmbeddedRedis:
             return " | ".join(log.read_text(errors="replace").splitlines()[-5:])
         except OSError:
             return "(no log)"
+
+    def alive(self) -> bool:
+        """Whether the server process is running."""
+        return self.process is not None and self.process.poll() is None
 
     def stop(self, timeout: float = 10.0) -> None:
         """Shut the server down cleanly (AOF flushed); kill it if it does not exit in time."""

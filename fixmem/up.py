@@ -7,17 +7,20 @@
    ``workers`` workers (``fixmem worker``). The HTTP API joins them here once it exists (see
    ``children``).
 3. Optionally the demo; with ``--exit``, stop after it.
-4. On Ctrl-C / SIGTERM: stop the children, then shut the embedded Redis down cleanly.
+4. On Ctrl-C / SIGTERM: stop the children, then shut the embedded Redis down cleanly. An embedded Redis
+   that crashes meanwhile is restarted on the same port (AOF replayed); the children reconnect.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -32,6 +35,8 @@ from fixmem.supervisor import ChildSpec, Supervisor
 from fixmem.wiring import consumer_name, make_store, redis_client, runtime_url_path
 from ingest.connection import REDIS_DOWN, connect
 
+log = logging.getLogger("fixmem.up")
+
 
 def children(settings: Settings, url: str, workers: int) -> list[ChildSpec]:
     """The processes ``up`` supervises, in start order."""
@@ -44,13 +49,35 @@ def children(settings: Settings, url: str, workers: int) -> list[ChildSpec]:
     return specs
 
 
+@dataclass
+class RunningRedis:
+    """The Redis ``up`` runs on: its URL, and the embedded server when it is ours."""
+
+    url: str
+    server: EmbeddedRedis | None = None
+    restarts: int = 0
+
+    def revive_if_dead(self) -> None:
+        """Restart a crashed embedded server on the same port (its AOF is replayed; clients reconnect)."""
+        if self.server is None or self.server.alive():
+            return
+        log.error("embedded redis-server exited (see %s): restarting it", self.server.data_dir / "redis.log")
+        try:
+            self.server.start(keep_port=True)
+        except EmbeddedRedisError as exc:
+            log.error("could not restart the embedded Redis: %s (retrying)", exc)
+            return
+        self.restarts += 1
+        log.info("embedded Redis is back at %s", self.url)
+
+
 @contextlib.contextmanager
-def redis_for(settings: Settings, out: TextIO) -> Iterator[str]:
-    """The configured Redis URL, or an embedded server's for the duration of the block."""
+def redis_for(settings: Settings, out: TextIO) -> Iterator[RunningRedis]:
+    """The configured Redis, or an embedded server for the duration of the block."""
     if settings.redis_url:
         redis_client(settings)  # raises RedisUnavailable with the URL when it does not answer
         out.write(f"redis      {settings.redis_url} (FIXMEM_REDIS_URL)\n")
-        yield settings.redis_url
+        yield RunningRedis(settings.redis_url)
         return
     url_file = runtime_url_path(settings.data_dir)
     _refuse_second_up(url_file)
@@ -62,7 +89,7 @@ def redis_for(settings: Settings, out: TextIO) -> Iterator[str]:
     try:
         url_file.write_text(url + "\n")
         out.write(f"redis      {url} (embedded, data in {server.data_dir}, AOF everysec, noeviction)\n")
-        yield url
+        yield RunningRedis(url, server)
     finally:
         with contextlib.suppress(OSError):
             url_file.unlink()
@@ -99,7 +126,8 @@ def run_up(
     """Run the pipeline until ``stop`` (or after the demo with ``exit_after``); returns the exit code."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     out.write(f"fixmem up  data in {settings.data_dir}\n")
-    with redis_for(settings, out) as url:
+    with redis_for(settings, out) as running:
+        url = running.url
         api = api_child(settings, url)
         supervisor = Supervisor([*children(settings, url, workers), api.spec])
         supervisor.start()
@@ -116,7 +144,7 @@ def run_up(
         )
         out.flush()
         code = ExitCode.OK
-        watcher = threading.Thread(target=_watch, args=(supervisor, stop), daemon=True)
+        watcher = threading.Thread(target=_watch, args=(supervisor, running, stop), daemon=True)
         watcher.start()
         try:
             if demo:
@@ -133,8 +161,9 @@ def run_up(
     return code
 
 
-def _watch(supervisor: Supervisor, stop: threading.Event) -> None:
+def _watch(supervisor: Supervisor, running: RunningRedis, stop: threading.Event) -> None:
     while not stop.wait(0.2):
+        running.revive_if_dead()
         supervisor.poll()
 
 

@@ -17,6 +17,9 @@ from fixmem.settings import Settings
 from fixmem.supervisor import ChildSpec, Supervisor
 from fixmem.up import children, redis_for
 from ingest.connection import REDIS_DOWN, connect
+from ingest.publish import publish_turn
+from store import FixStore
+from tests.ingest.turns import turn
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,8 +67,8 @@ def test_up_with_a_configured_redis_uses_it_and_leaves_it_running(
 ) -> None:
     settings = Settings.from_env({"FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(tmp_path)})
     out = io.StringIO()
-    with redis_for(settings, out) as url:
-        assert url == redis_url
+    with redis_for(settings, out) as running:
+        assert (running.url, running.server) == (redis_url, None)
     assert f"redis      {redis_url} (FIXMEM_REDIS_URL)" in out.getvalue()
     assert _answers(redis_url)  # a configured Redis is not ours to stop
     specs = children(settings, redis_url, 3)
@@ -73,7 +76,7 @@ def test_up_with_a_configured_redis_uses_it_and_leaves_it_running(
     assert all(c.env is not None and c.env["FIXMEM_REDIS_URL"] == redis_url for c in specs)
 
 
-def test_a_running_up_refuses_a_second_and_stops_on_sigterm(tmp_path: Path) -> None:
+def test_a_running_up_refuses_a_second_revives_its_redis_and_stops_on_sigterm(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     first = subprocess.Popen(
         [sys.executable, "-m", "fixmem", "up", "--workers", "1"],
@@ -92,6 +95,16 @@ def test_a_running_up_refuses_a_second_and_stops_on_sigterm(tmp_path: Path) -> N
         )  # fmt: skip
         assert second.returncode == 1
         assert "another `fixmem up` is running with this data directory" in second.stderr
+        client = redis.Redis.from_url(url)
+        os.kill(int(client.info("server")["process_id"]), signal.SIGKILL)  # the embedded Redis crashes
+        deadline = time.monotonic() + 60
+        while not _answers(url) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _answers(url)  # restarted by up, on the same port
+        publish_turn(client, turn(1))
+        while not FixStore(data_dir).read("alice", "github.com/acme/widgets").entries:
+            assert time.monotonic() < deadline + 60, "the children did not come back to the new Redis"
+            time.sleep(0.2)
     finally:
         first.send_signal(signal.SIGTERM)
         rest = first.communicate(timeout=120)[0]
