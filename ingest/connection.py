@@ -13,6 +13,15 @@ REDIS_DOWN = (
 )
 
 
+def is_out_of_memory(exc: redis.exceptions.ResponseError) -> bool:
+    """Whether Redis refused a write for lack of memory (``noeviction``), alone or inside MULTI/EXEC."""
+    return (
+        isinstance(exc, redis.exceptions.OutOfMemoryError)
+        or "maxmemory" in str(exc)
+        or (isinstance(exc, redis.exceptions.ExecAbortError) and "OOM" in str(exc))
+    )
+
+
 def connect(url: str, *, timeout: float = 5.0) -> redis.Redis:
     """A client for ``url`` whose connects and reads give up after ``timeout`` seconds.
 

@@ -35,7 +35,7 @@ from ingest.batching import (
     parse_stream_id,
     plan_jobs,
 )
-from ingest.connection import REDIS_DOWN, describe, entry_rows, stream_replies, text
+from ingest.connection import REDIS_DOWN, describe, entry_rows, is_out_of_memory, stream_replies, text
 from ingest.errors import DeadLetterReason
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES
 from ingest.trim import trim_stream
@@ -176,6 +176,8 @@ class Consumer:
                     next_trim = now + self.config.trim_interval_seconds
                 limit = None if max_events is None else max_events - self.stats.handled
                 got = self.cycle(limit=limit, block=not burst)
+                if got and backoff.failures:
+                    backoff.reset()
                 if (burst and got == 0) or (max_events is not None and self.stats.handled >= max_events):
                     break
             except REDIS_DOWN as exc:
@@ -187,6 +189,15 @@ class Consumer:
                 )
                 stop.wait(delay)
             except redis.exceptions.ResponseError as exc:
+                if is_out_of_memory(exc):
+                    delay = backoff.next()
+                    log.warning(
+                        "redis at %s is out of memory (maxmemory, noeviction): nothing acked, "
+                        "retrying in %.1fs; add memory or workers",
+                        describe(self.client), delay,
+                    )  # fmt: skip
+                    stop.wait(delay)
+                    continue
                 if "NOGROUP" not in str(exc):
                     raise
                 log.warning(

@@ -238,13 +238,18 @@ def run_worker(
         if loops > 1 and options.name:  # the previous loop's registration may still be alive in Redis
             options = replace(options, name=f"{options.name.rsplit('~', 1)[0]}~{loops}")
         worker = build_worker(client, options)
+        started = time.monotonic()
         try:
             worker.work(burst=burst, max_jobs=max_jobs, logging_level=logging_level)
         except REDIS_DOWN as exc:
             log.warning("worker %s lost redis at %s: %s", worker.name, describe(client), exc)
         if worker.stop_requested_by_signal or burst or max_jobs is not None:
             break
-        if not _wait_for_redis(client, backoff, stop):
+        if time.monotonic() - started > 60:
+            backoff.reset()  # it ran well for a while: this is a new problem
+        delay = backoff.next()  # RQ logged why its loop ended (Redis down, out of memory, …)
+        log.warning("work loop of %s ended: restarting in %.1fs", worker.name, delay)
+        if stop.wait(delay) or not _wait_for_redis(client, backoff, stop):
             break
     return loops
 
@@ -260,6 +265,5 @@ def _wait_for_redis(client: redis.Redis, backoff: Backoff, stop: threading.Event
             stop.wait(delay)
             continue
         log.info("redis answers at %s again: restarting the work loop", describe(client))
-        backoff.reset()
         return True
     return False

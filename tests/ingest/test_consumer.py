@@ -187,6 +187,30 @@ def test_backpressure_pauses_reading_until_the_queue_drains(redis_client: redis.
     assert consumer.cycle(block=False) == 5
 
 
+def test_out_of_memory_pauses_the_consumer_without_losing_anything(redis_client: redis.Redis) -> None:
+    publish_many(redis_client, [turn(i) for i in range(5)])
+    old = redis_client.config_get("maxmemory")["maxmemory"]
+    consumer = Consumer(redis_client, config(read_block_ms=50))
+    consumer.setup()
+    redis_client.config_set("maxmemory", "1")  # noeviction: every write is refused
+    stop = threading.Event()
+    thread = threading.Thread(target=consumer.run, kwargs={"stop": stop})
+    try:
+        thread.start()
+        time.sleep(1.0)
+        assert thread.is_alive() and consumer.stats.handled == 0
+        assert pending(redis_client) == 0 or consumer.stats.enqueued == 0  # nothing acked without its job
+    finally:
+        redis_client.config_set("maxmemory", old)
+    deadline = time.monotonic() + 30
+    while consumer.stats.handled < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    thread.join(10)
+    assert consumer.stats.handled == 5
+    assert len(queue(redis_client).job_ids) == 1
+
+
 def test_the_loop_stops_when_asked(redis_client: redis.Redis) -> None:
     stop = threading.Event()
     consumer = Consumer(redis_client, config(read_block_ms=50))
