@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 import redis
 from rq import Worker
 
@@ -50,6 +51,7 @@ from ingest.backfill_run import RunConfig, RunResult, follow, run_backfill, walk
 from ingest.importers import import_file
 from ingest.publish import publish_many
 from store import FixStore, entry_id
+from store.paths import project_files
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "backfill.json"
@@ -76,15 +78,17 @@ def _self_cpu() -> float:
 
 
 @contextmanager
-def pipeline(data_dir: Path, workers: int) -> Iterator[tuple[str, dict[str, int]]]:
-    """An embedded Redis, a consumer and ``workers`` workers; yields the URL and role -> pid."""
+def pipeline(data_dir: Path, workers: int, live_only: int = 0) -> Iterator[tuple[str, dict[str, int]]]:
+    """An embedded Redis, a consumer and ``workers`` workers (the first ``live_only`` of them serve only
+    the live queue); yields the URL and role -> pid."""
     server = EmbeddedRedis(data_dir=data_dir / "redis", appendonly=True)
     url = server.start()
     env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
     fixmem = [sys.executable, "-m", "fixmem.child"]  # as `fixmem up` starts its children
     procs = {"consumer": subprocess.Popen([*fixmem, "ingest", "--name", "bench"], env=env)}
     for i in range(workers):
-        procs[f"worker-{i}"] = subprocess.Popen([*fixmem, "worker"], env=env)
+        own = {**env, "FIXMEM_BACKFILL_QUEUE": "fixmem-bench-none"} if i < live_only else env
+        procs[f"worker-{i}"] = subprocess.Popen([*fixmem, "worker"], env=own)
     client = redis.Redis.from_url(url)
     deadline = time.monotonic() + 60
     while Worker.count(connection=client) < workers and time.monotonic() < deadline:
@@ -146,13 +150,25 @@ class LivePublisher:
             self.stop.wait(max(0.0, next_at - time.monotonic()))
 
     def _poll(self) -> None:
+        """Every 10 ms, read what was appended to the live projects' logs (cheap: no store views)."""
+        logs = {project: project_files(self.store.root, LIVE_OWNER, project).log for project in LIVE_PROJECTS}
+        offsets = dict.fromkeys(LIVE_PROJECTS, 0)
         while not self.done.is_set():
-            waiting = [(e, p) for e, (p, _) in list(self.sent.items()) if e not in self.seen]
-            for project in {p for _, p in waiting}:
-                present = {e.id for e in self.store.read(LIVE_OWNER, project).entries}
+            for project, path in logs.items():
+                try:
+                    with path.open("rb") as f:
+                        if path.stat().st_size < offsets[project]:
+                            offsets[project] = 0  # rewritten (rotation): read it again
+                        f.seek(offsets[project])
+                        data = f.read()
+                except FileNotFoundError:
+                    continue
                 now = time.time()
-                for eid, _ in waiting:
-                    if eid in present:
+                complete = data[: data.rfind(b"\n") + 1]
+                offsets[project] += len(complete)
+                for line in complete.splitlines():
+                    eid = orjson.loads(line).get("id")
+                    if eid in self.sent and eid not in self.seen:
                         self.seen[eid] = now
             self.done.wait(0.01)
 
@@ -193,6 +209,7 @@ class Options:
     copies: int = 30
     layout: str = "owners"
     workers: int = 2
+    live_only_workers: int = 0  # an experiment: workers that never take backfill jobs
     live_rate: float = 5.0
     baseline_seconds: float = 5.0
     timeout: float = 900.0
@@ -224,7 +241,7 @@ def run(options: Options) -> dict[str, Any]:
     settings = Settings.from_env(os.environ)
     with tempfile.TemporaryDirectory(prefix="fixmem-backfill-bench-") as tmp:
         data_dir = Path(tmp)
-        with pipeline(data_dir, options.workers) as (url, pids):
+        with pipeline(data_dir, options.workers, options.live_only_workers) as (url, pids):
             client = redis.Redis.from_url(url)
             store = FixStore(data_dir)
             live = (client, store, settings.stream, options.live_rate)
@@ -243,7 +260,7 @@ def run(options: Options) -> dict[str, Any]:
                 ids = [s.stream_id for _, r in results for s in r.sent]
                 drain = follow(
                     client, ids, stream=settings.backfill_stream, group=settings.group,
-                    queue=settings.backfill_queue, timeout=options.timeout, poll_seconds=0.05,
+                    queue=settings.backfill_queue, timeout=options.timeout, poll_seconds=0.1,
                 )  # fmt: skip
                 end_to_end = time.monotonic() - started
             cpu = {role: round(_cpu_seconds(pid) - cpu_before[role], 2) for role, pid in pids.items()}
@@ -271,6 +288,7 @@ def run(options: Options) -> dict[str, Any]:
         "layout_means": LAYOUTS[options.layout],
         "copies": copies,
         "workers": options.workers,
+        "live_only_workers": options.live_only_workers,
         "backfill_job_max_events": settings.backfill_job_max_events,
         "rate_limit_events_per_s": settings.backfill_rate,
         "max_backlog_events": settings.backfill_max_backlog,
@@ -322,6 +340,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--copies", type=int, default=30, help="copies of the corpus")
     parser.add_argument("--layout", choices=[*LAYOUTS, "both"], default="both")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--live-only-workers", type=int, default=0, help="of --workers, serving live only")
     parser.add_argument("--live-rate", type=float, default=5.0, help="live turns per second")
     parser.add_argument("--timeout", type=float, default=900.0, help="longest wait for the pipeline (s)")
     parser.add_argument("--baseline-seconds", type=float, default=5.0)
@@ -333,8 +352,8 @@ def main(argv: list[str] | None = None) -> None:
         "runs": [
             run(
                 Options(
-                    args.corpus, args.copies, layout, args.workers, args.live_rate, args.baseline_seconds,
-                    args.timeout,
+                    args.corpus, args.copies, layout, args.workers, args.live_only_workers, args.live_rate,
+                    args.baseline_seconds, args.timeout,
                 )
             )
             for layout in layouts

@@ -38,7 +38,16 @@ from fixmem.backfill_outcomes import Outcomes, PresenceProbe, collect
 from fixmem.errors import CliError, ExitCode
 from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option
 from ingest.backfill import BackfillError, FileRecord, parse_since, run_key, summarize
-from ingest.backfill_run import Checkpoint, Drain, RunConfig, RunResult, follow, run_backfill, walk
+from ingest.backfill_run import (
+    Checkpoint,
+    Drain,
+    RunConfig,
+    RunResult,
+    consumers_reading,
+    follow,
+    run_backfill,
+    walk,
+)
 from ingest.importers import FORMATS
 
 
@@ -46,6 +55,7 @@ class ProgressDisplay:
     """A rich progress bar on stderr: bytes of files done (the ETA), files, events/s; then the pipeline."""
 
     def __init__(self, console: Console) -> None:
+        self.console = console
         self.progress = Progress(
             SpinnerColumn(),
             TextColumn("[bold]{task.description}"),
@@ -208,13 +218,18 @@ def backfill_command(
             raise CliError(str(exc), ExitCode.USAGE) from exc
         publish_seconds = time.monotonic() - started
         if client is not None and wait and result.sent and not result.interrupted:
+            if not consumers_reading(client, settings.backfill_stream, settings.group):
+                display.console.print(
+                    f"no consumer reads {settings.backfill_stream} yet (is `fixmem up` running?): "
+                    f"waiting up to {settings.backfill_wait_seconds:g}s for the pipeline"
+                )
             drain = follow(
                 client, [s.stream_id for s in result.sent],
                 stream=settings.backfill_stream, group=settings.group, queue=settings.backfill_queue,
                 timeout=settings.backfill_wait_seconds, listener=display, stop=stop,
             )  # fmt: skip
     outcomes = None
-    if drain is not None and store is not None and client is not None:
+    if drain is not None and store is not None and client is not None and store.root.is_dir():
         roots = {Path(os.path.abspath(p)).as_posix(): root for p, root in walk(list(paths))}
         outcomes = collect(
             store, client, result.records, drain,
@@ -312,7 +327,9 @@ def render(report: dict[str, Any]) -> str:
             + (f", {pipeline['not_processed']} still on their way" if pipeline["not_processed"] else "")
             + (f", {pipeline['in_failed_jobs']} in failed jobs" if pipeline["in_failed_jobs"] else "")
         )
-        if "entries" in pipeline:
+        if "entries" not in pipeline:
+            lines.append("entries: no fix logs under FIXMEM_DATA_DIR here (the workers write elsewhere?)")
+        else:
             by_outcome = ", ".join(f"{k} {v}" for k, v in pipeline["entries"].items()) or "none"
             lines.append(
                 f"entries: {by_outcome} ({pipeline['new_entries']} new, "
@@ -320,7 +337,7 @@ def render(report: dict[str, Any]) -> str:
             )
             if pipeline["no_entry"]:
                 lines.append("no entry: " + ", ".join(f"{k} {v}" for k, v in pipeline["no_entry"].items()))
-    elif not run["dry_run"] and not run["interrupted"]:
+    elif not run["dry_run"] and not run["interrupted"] and events["published"]:
         lines.append("pipeline: not waited for (--no-wait); see `fixmem status`")
     for reason, group in report["skipped"].items():
         shown = ", ".join(_short(p) for p in group["paths"][:3])

@@ -335,6 +335,15 @@ def _with_sent(record: FileRecord, events: Sequence[TurnEvent], ids: Sequence[st
     )  # fmt: skip
 
 
+def consumers_reading(client: redis.Redis, stream: str, group: str) -> int:
+    """How many consumers the group has on ``stream`` (0 when the stream or the group does not exist)."""
+    try:
+        groups = client.xinfo_groups(stream)
+    except redis.exceptions.ResponseError:
+        return 0
+    return next((int(g["consumers"]) for g in groups if text(g["name"]) == group), 0)
+
+
 def _last_delivered(client: redis.Redis, stream: str, group: str) -> tuple[int, int] | None:
     """The id of the last entry the group was given, or None before any consumer made the group."""
     try:

@@ -268,3 +268,21 @@ def test_redis_unreachable_is_exit_69(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.setenv("FIXMEM_DATA_DIR", str(tmp_path))
     code, _ = backfill(str(FIXTURES / "aider"), "--owner", "x")
     assert code == 69
+
+
+def test_a_wait_that_times_out_keeps_the_checkpoint_and_the_next_run_only_waits(
+    env: Pipeline, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FIXMEM_BACKFILL_STREAM", "test:backfill:nobody-reads")  # no consumer here
+    code, out = backfill(str(FIXTURES / "aider"), "--owner", "unread", "--json", "--timeout", "0.5")
+    assert code == 75
+    assert "no consumer reads test:backfill:nobody-reads" in capsys.readouterr().err
+    report = json.loads(out)
+    pipe = report["pipeline"]
+    assert not pipe["settled"] and pipe["not_processed"] == 6 and pipe["no_entry"] == {"not_processed": 6}
+    assert Checkpoint(env.client(), report["run"]["key"]).load() != {}  # kept: the next run only waits
+
+    code, out = backfill(str(FIXTURES / "aider"), "--owner", "unread", "--json", "--timeout", "0.5")
+    again = json.loads(out)
+    assert code == 75 and again["events"]["published_by_earlier_runs"] == 6
+    assert env.client().xlen("test:backfill:nobody-reads") == 6  # nothing published twice
