@@ -177,7 +177,7 @@ def run_demo(
         tests = f"{entry.tests.command} -> {entry.tests.summary}" if entry.tests else "no tests run"
         out.write(f"  {entry.id}  {entry.outcome:<10}  files={entry.files}\n")
         out.write(f"      errors={entry.errors}\n      tests: {tests}\n")
-    recalled = store.recall(OWNER, PROJECT, QUERY, workspace=WORKSPACE, now=clock())
+    recalled = store.recall(OWNER, PROJECT, QUERY, now=clock())  # no workspace: the demo's is not on disk
     block = prompt_block(recalled, budget_tokens, now=clock())
     out.write(f"\ndemo: recall for {QUERY!r}:\n\n{block or '(nothing relevant: recall abstains)'}\n\n")
     return DemoResult(entries, block)
