@@ -9,6 +9,7 @@ rotation dropped (a replayed batch) drops exactly them again, and the log comes 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,11 +39,10 @@ def plan_rotation(entries: Sequence[FixEntry], cap: int) -> RotationPlan:
     excess = len(entries) - cap
     if excess <= 0:
         return RotationPlan(keep=list(entries), drop=[])
-    order = sorted(
-        range(len(entries)),
-        key=lambda i: (entries[i].outcome != "unverified", entries[i].ts, entries[i].id),
-    )
-    dropped = set(order[:excess])
+    # The `excess` lowest by (verified, ts, id): a total order, so this is the head of the full sort, at
+    # O(n log excess) instead of O(n log n) (an append at the cap drops a batch's worth of a 500-line log).
+    keys = [(e.outcome != "unverified", e.ts, e.id) for e in entries]
+    dropped = set(heapq.nsmallest(excess, range(len(entries)), key=keys.__getitem__))
     return RotationPlan(
         keep=[e for i, e in enumerate(entries) if i not in dropped],
         drop=[e for i, e in enumerate(entries) if i in dropped],
