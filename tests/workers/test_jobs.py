@@ -146,3 +146,15 @@ def test_decisions_are_values() -> None:
     d = Decision("1-0", b"{}", skip="skipped_no_files")
     with pytest.raises(AttributeError):
         d.skip = None  # type: ignore[misc]
+
+
+def test_a_project_key_with_credentials_is_recorded_without_the_secret(
+    redis_client: redis.Redis, data_dir: Path
+) -> None:
+    secret_key = "https://bot:s3cretpassw0rd@github.com/acme/widgets"
+    ctx = _context(redis_client, data_dir)
+    _batch(redis_client, "b1", _items(turn(1, project=secret_key), turn(2, project=secret_key)))
+    assert run_batch(ctx, "b1").events == {"recorded": 2}
+    assert len(ctx.store.read("alice", secret_key).entries) == 2
+    on_disk = b"".join(p.read_bytes() for p in data_dir.rglob("*") if p.is_file())
+    assert b"s3cretpassw0rd" not in on_disk
