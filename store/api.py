@@ -26,11 +26,11 @@ from store.errors import InvalidEntry, InvalidKey, unavailable
 from store.fsio import ensure_dir, flock, remove_stale_temps
 from store.history import RegressionRule, lineage
 from store.log import Malformed, Snapshot
-from store.paths import ROOT_DIR_NAME, ProjectFiles, is_log_file, owner_dir, project_files
+from store.paths import ROOT_DIR_NAME, ProjectFiles, canonical_key, is_log_file, owner_dir, project_files
 from store.ranking import DEFAULT_WEIGHTS, RankingWeights
 from store.recall import Recalled, recall_view
 from store.reconcile import reconcile
-from store.redact import might_hold_secret, redact_obj
+from store.redact import might_hold_secret, redact, redact_obj
 from store.rotation import plan_rotation, should_rotate
 from store.stats import Stats, compute_stats
 from store.vectors import embed_many
@@ -220,7 +220,7 @@ class FixStore:
         view = cached.view
         identity = cached.snapshot.identity
         return compute_stats(
-            project_key,
+            canonical_key(project_key),  # what the log stores: a secret in the key is not echoed
             view.entries,
             malformed=cached.snapshot.malformed,
             superseded=view.superseded,
@@ -257,8 +257,10 @@ class FixStore:
     # -- writing -------------------------------------------------------------------------------------
 
     def _lock(self, owner: str, project_key: str, files: ProjectFiles) -> AbstractContextManager[object]:
+        """The project's write lock, named by the canonical key: writers (who know the raw key) and
+        ``forget`` (which knows the stored, redacted one) must take the same lock."""
         if self._lock_factory is not None:
-            return self._lock_factory(owner, project_key)
+            return self._lock_factory(owner, canonical_key(project_key))
         return flock(files.lock)
 
     def append(self, owner: str, project_key: str, entries: Sequence[FixEntry]) -> AppendResult:
@@ -269,9 +271,12 @@ class FixStore:
         Raises InvalidKey, InvalidEntry (an entry of another project; nothing written), StoreUnavailable
         (naming the path; the log is left as it was).
         """
+        canonical = canonical_key(project_key)
         for entry in entries:
-            if entry.project != project_key:
-                raise InvalidEntry(f"entry {entry.id} is for project {entry.project!r}, not {project_key!r}")
+            if entry.project not in (project_key, canonical):  # extraction stores the redacted key
+                raise InvalidEntry(
+                    f"entry {entry.id} is for project {redact(entry.project)!r}, not {canonical!r}"
+                )
             try:
                 log.encode_entry(entry)
             except TypeError as exc:  # orjson refuses lone surrogates: such text cannot be a JSON line

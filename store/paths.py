@@ -10,7 +10,9 @@ Layout (the on-disk contract)::
 A safe name is a readable slug of the raw name plus 12 hex of its SHA-256, so ``a/b`` and ``a_b`` never
 share a file, and no raw string (``..``, absolute paths, NUL, 10 kB names, unicode) can address anything
 outside ``fix_memory/``: the result only ever holds ``[A-Za-z0-9._-]``, never starts with a dot, and is
-at most 61 characters long.
+at most 61 characters long. Both are taken from the *redacted* name (``store.redact``): a project key
+that carries a secret (a CI remote ``https://ci-token:…@gitlab…``) never puts it in a file name, and the
+project keeps its files when the token rotates. Names holding no secret are unchanged by this.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from store.errors import InvalidKey
+from store.redact import redact
 
 ROOT_DIR_NAME = "fix_memory"
 SLUG_MAX_CHARS = 48
@@ -36,12 +39,18 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _EDGE = "._-"
 
 
+def canonical_key(raw: str) -> str:
+    """The name a store keys ``raw`` by: ``raw`` with any secret in it redacted (idempotent)."""
+    return redact(raw)
+
+
 def safe_name(raw: str, *, what: str = "name") -> str:
     """A file-name-safe, collision-free form of ``raw``; raises InvalidKey when ``raw`` is empty."""
     if not raw:
         raise InvalidKey(f"{what} must not be empty")
-    readable = _UNSAFE.sub("_", raw).strip(_EDGE)[:SLUG_MAX_CHARS].rstrip(_EDGE)
-    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX_CHARS]
+    key = canonical_key(raw)
+    readable = _UNSAFE.sub("_", key).strip(_EDGE)[:SLUG_MAX_CHARS].rstrip(_EDGE)
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX_CHARS]
     return f"{readable}-{digest}" if readable else digest
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 REDACTED = "[REDACTED]"
 
-# (name, pattern, replacement). Order matters: whole blocks and headers before token shapes.
+# (name, pattern, replacement). Order matters: whole blocks and headers before token shapes, and a rule
+# that reads the words around a match before any rule that could replace those words.
 _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (
         "private_key",
@@ -56,6 +57,9 @@ _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("slack_token", re.compile(r"\b(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}"), REDACTED),
     ("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"), REDACTED),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
+    # Before secret_assignment: that rule may take the context word ("TOKEN=aws_secret_access_key = …"
+    # loses "aws_secret_access_key"), and this one needs it to tell a secret from a hash.
+    ("aws_secret_access_key", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"), "AWS"),
     (
         "secret_assignment",
         re.compile(
@@ -65,7 +69,6 @@ _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
         ),
         r"\1" + REDACTED,
     ),
-    ("aws_secret_access_key", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"), "AWS"),
 )
 
 

@@ -41,6 +41,7 @@ from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
 from store import FixStore, InvalidKey, StoreError, StoreUnavailable, prompt_block
 from store.entry import ENTRY_ID_PATTERN
+from store.paths import canonical_key
 from workers.errors import WorkerError
 
 log = logging.getLogger("fixmem.api")
@@ -152,7 +153,7 @@ def recall(
         block = prompt_block(recalled, ctx.settings.fix_memory_prompt_budget_tokens, now=now)
     ctx.metrics.recall_duration.observe(time.perf_counter() - started)
     return RecallOut(
-        project=key,
+        project=canonical_key(key),  # a secret in the caller's key is not echoed back
         recalled=[
             RecalledOut(
                 entry=r.entry, score=r.score, regressed=r.regressed, regressed_by=r.regressed_by,

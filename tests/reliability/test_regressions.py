@@ -5,8 +5,10 @@ The scenario that found each one lives in its own module; these pin the root cau
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,11 +17,17 @@ from rq import Queue
 from rq.executions import Execution
 from rq.serializers import JSONSerializer
 
+from fixmem.memory import FixMemory
+from fixmem.settings import Settings
 from ingest import keys
+from ingest.schema import validate_event
 from store import FixStore
 from store.fsio import temp_name
 from store.paths import project_files
+from store.redact import redact
+from tests.ingest.turns import turn
 from tests.store.factories import OWNER, PROJECT, make_entry
+from workers.extraction import extract
 from workers.reaper import reap_queue
 from workers.worker import FixmemQueue, WorkerOptions, build_worker, run_worker
 
@@ -80,3 +88,50 @@ def test_a_worker_killed_before_starting_its_registered_job_loses_nothing(
             signal.signal(sig, handler)
     assert redis_client.lrange("ran", 0, -1) == [b"once"]
     assert queue.failed_job_registry.count == 0  # RQ did not trip on a dead execution after success
+
+
+def test_an_aws_secret_is_redacted_even_when_another_rule_takes_its_label() -> None:
+    """Found by test_secrets: ``TOKEN=aws_secret_access_key = <40 chars>`` kept the secret: the
+    assignment rule redacted the label first, and the AWS rule then saw no AWS word before the value."""
+    body = "USV2VesOheDU9U8wMrIc4KH6LLZ+5l+4RrnU6U8X"
+    assert body not in redact(f"TOKEN=aws_secret_access_key = {body} pytest -q")
+
+
+CI_REMOTE = "https://gitlab-ci-token:glpat-AbCdEfGhIjKlMnOpQrSt@gitlab.example.com/acme/app.git"
+
+
+def test_a_project_key_holding_a_token_is_recorded_under_its_redacted_name(data_dir: Path) -> None:
+    """Found by test_secrets: every turn of a project keyed by a CI remote with a token was refused
+    (InvalidEntry: extraction stores the redacted key) — dead-lettered by workers, with the raw token in
+    the error and the worker's log — and the token would have named the log file."""
+    memory = FixMemory(data_dir, settings=Settings.from_env({"HOME": "/nonexistent"}))
+    event = turn(1, project=CI_REMOTE)
+    entry = memory.record_from_turn(
+        "alice", project_key=CI_REMOTE, user_message=event["user_message"], tool_events=event["tool_events"]
+    )
+    assert entry is not None and "glpat-" not in entry.project
+    assert memory.stats("alice", CI_REMOTE)["total"] == 1  # the raw key finds it
+    assert memory.stats("alice", entry.project)["total"] == 1  # so does the redacted one
+    assert "glpat-" not in memory.stats("alice", CI_REMOTE)["project"]
+    assert not any("AbCdEfGh" in str(p) for p in data_dir.rglob("*"))
+    locked: list[str] = []
+
+    @contextlib.contextmanager
+    def lock(owner: str, key: str) -> Iterator[None]:
+        locked.append(key)
+        yield
+
+    store = FixStore(data_dir, lock_factory=lock)
+    store.append("alice", CI_REMOTE, [entry.model_copy(update={"id": "fix-00000000000000ff"})])
+    store.forget("alice", "fix-00000000000000ff")
+    assert locked[0] == locked[1] == entry.project  # writers and forget take the same lock
+
+
+def test_a_workspace_that_is_a_url_is_no_root_for_file_paths() -> None:
+    """Found by test_secrets: relative paths were joined to a URL workspace and normalized
+    (``https:/ci:<token>@host/repo/src/x.py``), which no redaction rule recognised any more."""
+    event = turn(1, project=CI_REMOTE)
+    event["workspace"] = "https://deploy:s3cr3tPassw0rdValue@git.example.com/acme/app.git"
+    extracted = extract(validate_event(event))
+    assert extracted.entry is not None
+    assert extracted.entry.files == ["src/mod1.py"]

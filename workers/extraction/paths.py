@@ -26,8 +26,13 @@ class PathResolver:
 
     @classmethod
     def for_event(cls, workspace: str, project_key: str) -> PathResolver:
-        """The workspace, else the project key when it is an absolute path, else none."""
-        root = workspace or (project_key if project_key.startswith("/") else "")
+        """The workspace, else the project key, whichever first is an absolute path; else none.
+
+        A workspace that is not an absolute path (a URL, a relative name) is no root to join paths to:
+        joined and normalized, ``https://ci:<token>@host/repo`` became ``https:/ci:<token>@host/repo/x.py``,
+        a "file" that no redaction rule recognises any more.
+        """
+        root = next((r for r in (workspace, project_key) if r.startswith("/")), "")
         root = posixpath.normpath(root) if root else ""
         return cls(workspace="" if root in {"", "/", "."} else root)
 
