@@ -8,6 +8,7 @@ import click
 
 from fixmem.api_cli import mcp_command, serve_command, tool_schema_command
 from fixmem.backfill_cli import backfill_command
+from fixmem.bench_cli import bench_command
 from fixmem.errors import run_group
 from fixmem.eval_cli import eval_command
 from fixmem.eval_extraction import eval_extraction_command
@@ -46,6 +47,7 @@ cli.add_command(backfill_command)  # issue 6: replay old agent logs
 cli.add_command(serve_command)
 cli.add_command(tool_schema_command)
 cli.add_command(mcp_command)
+cli.add_command(bench_command)  # issue 7: the benchmark suite of a checkout (python -m bench)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,191 @@
+"""The Markdown table of the suite's results, and its place in README.md (between two markers).
+
+Every row states the measured figure, the goal from issue 7 and whether it was met; a figure that is
+missing (its benchmark did not run) says so. Nothing here measures: it reads ``bench/results/*.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+BEGIN = "<!-- bench:begin (written by `python -m bench`; do not edit by hand) -->"
+END = "<!-- bench:end -->"
+
+
+def _load(results: Path, name: str) -> dict[str, Any] | None:
+    path = results / f"{name}.json"
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data
+
+
+def _fmt(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.2f}".rstrip("0").rstrip(".")
+    else:
+        text = f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{text}{unit}"
+
+
+def _met(flag: Any) -> str:
+    return "yes" if flag is True else "**no**" if flag is False else "—"
+
+
+def _rows(results: Path) -> list[tuple[str, str, str, str]]:
+    """(benchmark, measured, goal, met) rows."""
+    rows: list[tuple[str, str, str, str]] = []
+    t = _load(results, "throughput")
+    if t:
+        s = t["summary"]
+        for row in s["rows"]:
+            rows.append(
+                (
+                    f"1. Throughput, {row['workers']} worker(s), {_fmt(row['events'])} events",
+                    f"{_fmt(row['events_per_s'])} events/s = {row['speedup_vs_baseline']}x one-job-per-event "
+                    f"({_fmt(row['baseline_fork_events_per_s'])}/s); {row['events_per_job']} events/job",
+                    ">= 10,000/s, >= 30x",
+                    _met(row["events_per_s"] >= 10_000 and row["speedup_vs_baseline"] >= 30),
+                )
+            )
+    lat = _load(results, "latency")
+    if lat:
+        s = lat["summary"]
+        rate = _fmt(s["offered_events_per_s"])
+        for key, label, goal in (
+            ("alone", "alone", "p99 <= 1 s"),
+            ("during_backfill", "during a backfill", "live p99 <= 1 s"),
+        ):
+            r = s[key]
+            p99 = (
+                f"p99 {_fmt(r['probe_p99_ms'], ' ms')}"
+                if r["probe_p99_ms"] is not None
+                else f"p99 >= {_fmt(r['probe_p99_at_least_ms'], ' ms')} "
+                f"({r['probe_never_seen']} probes not on disk 30 s after the window)"
+            )
+            extra = f"; {_fmt(r['backfill_events'])} backfill events" if "backfill_events" in r else ""
+            rows.append(
+                (
+                    f"2. Latency at {rate} events/s offered, {label}",
+                    f"p50 {_fmt(r['probe_p50_ms'], ' ms')}, {p99}{extra}",
+                    goal,
+                    _met(s[f"goal_met_{key}"]),
+                )
+            )
+    rec = _load(results, "recall")
+    if rec:
+        for row in rec["summary"]["rows"]:
+            rows.append(
+                (
+                    f"3. Recall, {row['entries']} entries",
+                    f"cold p50 {_fmt(row['cold_p50_ms'])} / p99 {_fmt(row['cold_p99_ms'])} ms; "
+                    f"warm p50 {_fmt(row['warm_p50_ms'])} / p99 {_fmt(row['warm_p99_ms'])} ms "
+                    f"(CPU {_fmt(row['warm_cpu_p50_ms'])} / {_fmt(row['warm_cpu_p99_ms'])}); "
+                    f"HTTP p50 {_fmt(row['http_p50_ms'])} / p99 {_fmt(row['http_p99_ms'])} ms",
+                    "warm p50 <= 1 ms, p99 <= 5 ms" if row["entries"] == 500 else "",
+                    _met(rec["summary"]["goal_met"]) if row["entries"] == 500 else "",
+                )
+            )
+    ext = _load(results, "extraction")
+    if ext:
+        s = ext["summary"]
+        rows.append(
+            (
+                "4. Extraction, per core (CPU time)",
+                f"{_fmt(s['issue_turn_20_events_50kb_events_per_s'])} events/s on 20-event/50 KB turns; "
+                f"{_fmt(s['generator_mix_events_per_s'])} events/s on the corpus-shaped mix",
+                ">= 5,000/s",
+                _met(s["goal_met"]),
+            )
+        )
+    bf = _load(results, "backfill")
+    if bf:
+        s = bf["summary"]
+        rows.append(
+            (
+                "5. Backfill, shared corpus end to end",
+                f"{_fmt(s['trajectories_per_s'])} trajectories/s ({_fmt(s['events_per_s'])} events/s, "
+                f"{_fmt(s['mb_per_s'])} MB/s)",
+                ">= 200/s",
+                _met(s["goal_met"]),
+            )
+        )
+    if t:
+        for key, roles in t["summary"]["peak_rss_mb"].items():
+            rows.append(
+                (
+                    f"6. Peak RSS during 1 ({key.replace('_', ' ')})",
+                    ", ".join(f"{role} {_fmt(mb, ' MiB')}" for role, mb in sorted(roles.items())),
+                    "",
+                    "",
+                )
+            )
+    sc = _load(results, "scaling")
+    if sc:
+        table = sc["summary"]["table"]
+        best = max(((w, b, v) for w, row in table.items() for b, v in row.items()), key=lambda x: x[2])
+        rows.append(
+            (
+                "7. Scaling (1/2/4 workers x 1/10/100/500 events/job)",
+                f"best {_fmt(best[2])} events/s ({best[0].replace('_', ' ')}, {best[1].replace('_', ' ')}); "
+                "see the table below and `bench/results/scaling.png`",
+                "",
+                "",
+            )
+        )
+    return rows
+
+
+def scaling_table(results: Path) -> str:
+    """The scaling grid as a Markdown table (events/s), or an empty string."""
+    sc = _load(results, "scaling")
+    if not sc:
+        return ""
+    table: dict[str, dict[str, float]] = sc["summary"]["table"]
+    batches = list(next(iter(table.values())))
+    lines = [
+        "| workers \\ events per job | " + " | ".join(b.removeprefix("batch_") for b in batches) + " |",
+        "|---|" + "---:|" * len(batches),
+    ]
+    for workers, row in table.items():
+        lines.append(
+            f"| {workers.removesuffix('_workers')} | " + " | ".join(_fmt(row[b]) for b in batches) + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def markdown(results: Path, *, suite_seconds: float | None = None) -> str:
+    """The results table (and the scaling grid) as Markdown."""
+    machine = next(
+        (d["machine"] for n in ("throughput", "latency", "extraction", "recall") if (d := _load(results, n))),
+        None,
+    )
+    lines = ["| benchmark | measured | goal | met |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in _rows(results)]
+    out = "\n".join(lines) + "\n"
+    grid = scaling_table(results)
+    if grid:
+        out += "\nScaling, events/s (publish → entry on disk):\n\n" + grid
+    if machine:
+        out += (
+            f"\nMeasured on {machine['cpus']} CPUs ({machine['cpu']}), Python {machine['python']}, "
+            "load average "
+            f"{machine['load_average_1m_at_start']} at the start of the first benchmark"
+        )
+        out += f"; the whole suite took {suite_seconds / 60:.1f} min.\n" if suite_seconds else ".\n"
+    return out
+
+
+def embed(readme: Path, table: str) -> None:
+    """Replace what is between the markers in ``readme`` with ``table`` (markers must be present)."""
+    text = readme.read_text()
+    if BEGIN not in text or END not in text:
+        return
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{BEGIN}\n{table}{END}{tail}")

@@ -1,0 +1,127 @@
+"""The benchmark suite's own code: the generator, the statistics, the report, and a --quick smoke run.
+
+No timing is asserted here (figures live in bench/results/); these tests check that the suite runs and
+that what it reports is computed right.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from bench.common import histogram_quantile, percentile, summary_ms
+from bench.corpus import DEFAULT_SHAPE, QUANTILES, quantiles
+from bench.generator import TurnGenerator, _sample
+from bench.report import BEGIN, END, embed, markdown
+from fixmem.cli import main
+from ingest.schema import parse_event
+from workers.extraction import extract
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_generator_is_deterministic_and_makes_valid_distinct_events() -> None:
+    a, b = TurnGenerator(3), TurnGenerator(3)
+    wires = [a.wire(i) for i in range(60)]
+    assert wires == [b.wire(i) for i in range(60)]
+    assert wires != [TurnGenerator(4).wire(i) for i in range(60)]
+    events = [parse_event(w) for w in wires]
+    assert len({e.event_id for e in events}) == 60
+    assert {e.harness_meta.harness for e in events} >= {
+        "mini-swe-agent",
+        "swe-agent",
+        "openhands",
+        "claude-code",
+    }
+
+
+def test_generated_turns_follow_the_measured_shape() -> None:
+    gen = TurnGenerator(7)
+    events = [parse_event(gen.wire(i)) for i in range(400)]
+    extracted = [extract(e).entry for e in events]
+    entries = [x for x in extracted if x is not None]
+    no_file = 1 - len(entries) / len(events)
+    tested = sum(1 for x in entries if x.tests is not None) / len(events)
+    tools = quantiles([float(len(e.tool_events)) for e in events])
+    assert abs(no_file - DEFAULT_SHAPE.share_turns_no_file) < 0.06
+    assert abs(tested - DEFAULT_SHAPE.share_turns_with_tests) < 0.06
+    assert abs(tools[3] - DEFAULT_SHAPE.tool_events_per_turn[3]) <= 2  # the median
+    assert all(len(x.files) <= 2 for x in entries)  # 1 or 2 fix files, scratch files excluded
+    assert not any("reproduce.py" in x.files for x in entries)
+
+
+@pytest.mark.parametrize("u_table", [(0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0)])
+def test_sampling_stays_within_the_table(u_table: tuple[float, ...]) -> None:
+    rng = random.Random(1)
+    draws = [_sample(rng, u_table) for _ in range(2000)]
+    assert min(draws) >= u_table[0] and max(draws) <= u_table[-1]
+    assert abs(sorted(draws)[1000] - u_table[QUANTILES.index(50)]) < 3
+
+
+@pytest.mark.parametrize(
+    ("buckets", "q", "expected"),
+    [
+        ([(1.0, 0), (2.0, 10)], 0.5, 1.5),  # all in (1, 2]: halfway
+        ([(1.0, 10), (2.0, 10)], 0.99, 0.99),  # in the first bucket, from 0
+        ([(0.1, 50), (1.0, 100)], 0.5, 0.1),
+        ([(0.1, 50), (1.0, 100)], 0.75, 0.55),
+        ([(1.0, 0)], 0.5, None),  # empty
+    ],
+)
+def test_histogram_quantile_interpolates_like_prometheus(
+    buckets: list[tuple[float, int]], q: float, expected: float | None
+) -> None:
+    got = histogram_quantile(buckets, q)
+    assert got == pytest.approx(expected) if expected is not None else got is None
+
+
+def test_percentiles_and_summary() -> None:
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert percentile([5.0], 99) == 5.0
+    s = summary_ms([0.001, 0.002, 0.003])
+    assert s["count"] == 3 and s["p50_ms"] == 2.0 and s["max_ms"] == 3.0
+
+
+def test_report_states_misses_and_embeds_between_markers(tmp_path: Path) -> None:
+    (tmp_path / "extraction.json").write_text(json.dumps({
+        "machine": {"cpus": 2, "cpu": "x", "python": "3.11", "load_average_1m_at_start": 0.5},
+        "summary": {"issue_turn_20_events_50kb_events_per_s": 812.0, "generator_mix_events_per_s": 1500.0,
+                    "goal_met": False},
+    }))  # fmt: skip
+    table = markdown(tmp_path)
+    assert "812 events/s" in table and "**no**" in table and "load average 0.5" in table
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n## Performance\n{BEGIN}\nold\n{END}\ntail\n")
+    embed(readme, table)
+    text = readme.read_text()
+    assert "old" not in text and "812 events/s" in text and text.endswith(f"{END}\ntail\n")
+
+
+def test_fixmem_bench_passes_its_arguments_to_the_suite(capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--help"]) == 0
+    assert "python -m bench" in capfd.readouterr().out
+    assert main(["bench", "nosuchbench"]) == 2
+
+
+@pytest.mark.slow
+def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "extraction", "recall", "--results", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    for name in ("extraction", "recall"):
+        result = orjson.loads((tmp_path / f"{name}.json").read_bytes())
+        assert {"machine", "versions", "parameters", "summary", "generator"} <= set(result)
+        assert result["machine"]["load_average_1m_at_start"] >= 0
+    recall = orjson.loads((tmp_path / "recall.json").read_bytes())
+    assert [r["entries"] for r in recall["summary"]["rows"]] == [50, 500]
+    assert all(r["http_p50_ms"] > 0 for r in recall["summary"]["rows"])
+    summary = (tmp_path / "SUMMARY.md").read_text()
+    assert "3. Recall, 500 entries" in summary and "4. Extraction" in summary
