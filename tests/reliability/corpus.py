@@ -175,8 +175,11 @@ def deep_but_parseable(i: int, depth: int = 200) -> Item:
 HEAVY_LIMIT = {"output_10mb": 3, "deep_nesting_json": 20}
 
 
-def mixed(malformed: int, good: int, *, seed: int, run: str = "m") -> Iterator[Item]:
-    """``malformed`` bad events of every kind (heavy kinds capped) shuffled among ``good`` valid ones.
+def mixed(
+    malformed: int, good: int, *, seed: int, run: str = "m", heavy: int | None = None
+) -> Iterator[Item]:
+    """``malformed`` bad events of every kind (heavy kinds capped, at ``heavy`` each if given) shuffled
+    among ``good`` valid ones.
 
     Hostile-valid turns, a 10,000-tool turn and a deep-but-parseable one are counted in ``good``.
     """
@@ -188,7 +191,8 @@ def mixed(malformed: int, good: int, *, seed: int, run: str = "m") -> Iterator[I
     while len(bad) < malformed:
         kind = kinds[n % len(kinds)]
         n += 1
-        if counts[kind] >= HEAVY_LIMIT.get(kind, malformed):
+        cap = HEAVY_LIMIT.get(kind, malformed) if heavy is None or kind not in HEAVY_LIMIT else heavy
+        if counts[kind] >= cap:
             continue
         counts[kind] += 1
         maker, fate, reason = MALFORMED[kind]
