@@ -10,7 +10,7 @@ turn's size; ``window_bound`` states the per-output bound that tests check.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -87,6 +87,27 @@ def select_events(events: Sequence[T], limits: Limits) -> list[T]:
     head = limits.max_tool_events // 4
     tail = limits.max_tool_events - head
     return [*events[:head], *events[len(events) - tail :]]
+
+
+class WordSet:
+    """Whether a text holds any of some words: one compiled alternation for short texts (a command line:
+    ~2.5x faster than ``any(w in text …)``), plain substring tests for long ones (a regex alternation
+    costs ~50 ns per character; ``str.__contains__`` runs at C speed)."""
+
+    SHORT = 2_000
+
+    def __init__(self, words: Sequence[str]) -> None:
+        self.words = tuple(words)
+        self._pattern = re.compile("|".join(re.escape(w) for w in self.words))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.words)
+
+    def found_in(self, text: str) -> bool:
+        """Whether ``text`` holds one of the words."""
+        if len(text) <= self.SHORT:
+            return self._pattern.search(text) is not None
+        return any(word in text for word in self.words)
 
 
 def clip(text: str, limit: int) -> str:

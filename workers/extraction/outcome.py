@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ingest.schema import HarnessMeta, ToolEvent
 from store.entry import Outcome, TestRun
-from workers.extraction.limits import Limits, clip, scan_window
+from workers.extraction.limits import Limits, WordSet, clip, scan_window
 from workers.extraction.shell import parse_commands
 from workers.extraction.testruns import Summary, parse_summary, runner_of
 from workers.extraction.tools import Family, family_of, shell_command_of
@@ -32,26 +32,28 @@ _DID_NOT_RUN = re.compile(
 
 
 # Every runner ``runner_of`` knows has one of these in its command line (a cheap first test).
-_RUNNER_WORDS = (
-    "test",
-    "tox",
-    "nox",
-    "jest",
-    "mocha",
-    "spec",
-    "check",
-    "phpunit",
-    "trial",
-    "prove",
-    "ava",
-    "tap",
-    "mvn",
-    "gradle",
-    "rake",
-    "npm t",
-    "yarn t",
-    "pnpm t",
-    "bun t",
+_RUNNER_WORDS = WordSet(
+    (
+        "test",
+        "tox",
+        "nox",
+        "jest",
+        "mocha",
+        "spec",
+        "check",
+        "phpunit",
+        "trial",
+        "prove",
+        "ava",
+        "tap",
+        "mvn",
+        "gradle",
+        "rake",
+        "npm t",
+        "yarn t",
+        "pnpm t",
+        "bun t",
+    )
 )
 
 
@@ -86,7 +88,7 @@ def run_of(event: ToolEvent, limits: Limits) -> Run | None:
     if family_of(event.tool, event.input) not in {Family.SHELL, Family.OTHER}:
         return None
     command = clip(shell_command_of(event.input), limits.max_input_chars)
-    if not command or not any(word in command for word in _RUNNER_WORDS):
+    if not command or not _RUNNER_WORDS.found_in(command):
         return None
     runner, owns_exit = _exit_code_belongs(command)
     if runner is None or event.exit_code in {126, 127}:

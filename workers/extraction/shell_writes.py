@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from workers.extraction.diffs import parse_patch
+from workers.extraction.limits import WordSet
 from workers.extraction.shell import Command, parse_commands
 
 _PY_OPEN = re.compile(
@@ -25,25 +26,27 @@ _PY_OPEN = re.compile(
 _PY_PATH_WRITE = re.compile(r"""Path\(\s*(['"])([^'"\n]+)\1\s*\)\s*\.\s*write_(?:text|bytes)\(""")
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?$")
 # Every writer below needs one of these in its command line (a cheap first test, false hits are fine).
-_MAY_WRITE = (
-    ">",
-    "sed",
-    "perl",
-    "tee",
-    "cp",
-    "mv",
-    "install",
-    "touch",
-    "rm",
-    "unlink",
-    "git",
-    "patch",
-    "python",
-    "pypy",
-    "create",
-    "sh",
-    "cd",
-    "pushd",
+_MAY_WRITE = WordSet(
+    (
+        ">",
+        "sed",
+        "perl",
+        "tee",
+        "cp",
+        "mv",
+        "install",
+        "touch",
+        "rm",
+        "unlink",
+        "git",
+        "patch",
+        "python",
+        "pypy",
+        "create",
+        "sh",
+        "cd",
+        "pushd",
+    )
 )
 _SED_VALUE_FLAGS = {"-e", "--expression", "-f", "--file", "-l", "--line-length"}
 _PERL_VALUE_FLAGS = {"-e", "-E", "-M", "-m", "-I", "-x"}
@@ -272,7 +275,7 @@ def _command_ops(cmd: Command, contents: dict[str, str], cwd: str | None) -> lis
 def shell_effects(text: str, cwd: str | None = None, contents: dict[str, str] | None = None) -> ShellEffects:
     """The file effects of a command line, in order; ``contents`` carries heredoc files across calls."""
     effects = ShellEffects(cwd=cwd, contents={} if contents is None else contents)
-    if not any(word in text for word in _MAY_WRITE):  # `ls`, `grep …`, `pytest -q`: nothing to parse
+    if not _MAY_WRITE.found_in(text):  # `ls`, `grep …`, `pytest -q`: nothing to parse
         return effects
     for cmd in parse_commands(text):
         argv = list(cmd.words)
