@@ -8,9 +8,10 @@ Rules this file obeys:
   (a dead-letter reason, a message and the payload, if any). Nothing is dropped silently.
 - Accepted events are grouped by (owner, project_key), first-seen order, each group in stream-id order,
   then cut into jobs of at most ``max_events`` events and ``max_bytes`` bytes. Without ``by_project``
-  (the backfill route, where many projects have a few events each) the groups are laid end to end and
-  cut as one, so jobs span projects: a job's fixed cost is paid per ``max_events`` events, not per
-  project, and each project's events stay together (one store append per project per job).
+  (the backfill route, where many projects have a few events each) jobs span projects: whole groups are
+  packed into a job while they fit (a bigger group is cut), so a job's fixed cost is paid per
+  ``max_events`` events, not per project, each project is one store append per job, and two workers
+  seldom wait for one project's lock.
 - A job id is a function of the route tag and the group's stream ids: reading the same entries again
   (after a consumer crash) plans the same job ids.
 """
@@ -125,26 +126,33 @@ def job_id(tag: str, stream_ids: Sequence[str]) -> str:
 def plan_jobs(
     accepted: Sequence[Accepted], *, tag: str, max_events: int, max_bytes: int, by_project: bool = True
 ) -> list[JobPlan]:
-    """Group by (owner, project_key) (one group without ``by_project``), cut into jobs within limits."""
+    """Group by (owner, project_key); cut each group into jobs, or (not ``by_project``) pack whole groups."""
     groups: dict[tuple[str, str], list[Accepted]] = {}
     for item in accepted:
         groups.setdefault((item.owner, item.project_key), []).append(item)
     for members in groups.values():
         members.sort(key=lambda a: parse_stream_id(a.stream_id))
-    if not by_project:  # one group, each project's events still together: few store appends per job
-        groups = {("", ""): [item for members in groups.values() for item in members]}
     plans: list[JobPlan] = []
+    chunk: list[Accepted] = []
+    size = 0
     for members in groups.values():
-        chunk: list[Accepted] = []
-        size = 0
+        if by_project or (
+            chunk
+            and (
+                len(chunk) + len(members) > max_events or size + sum(len(a.raw) for a in members) > max_bytes
+            )
+        ):  # a new job per project; spanning jobs take whole projects while they fit
+            if chunk:
+                plans.append(_plan(tag, chunk))
+            chunk, size = [], 0
         for item in members:
             if chunk and (len(chunk) >= max_events or size + len(item.raw) > max_bytes):
                 plans.append(_plan(tag, chunk))
                 chunk, size = [], 0
             chunk.append(item)
             size += len(item.raw)
-        if chunk:
-            plans.append(_plan(tag, chunk))
+    if chunk:
+        plans.append(_plan(tag, chunk))
     return plans
 
 

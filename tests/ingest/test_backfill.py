@@ -299,6 +299,11 @@ def test_backfill_jobs_span_projects_and_keep_each_project_together(
     for project in set(projects):  # ... in stream order
         ids = [parse_stream_id(a.stream_id) for a in laid_out if (a.owner, a.project_key) == project]
         assert ids == sorted(ids)
+    job_of = {a.stream_id: i for i, plan in enumerate(plans) for a in plan.events}
+    for project in set(projects):  # a project that fits in one job is never cut (no lock waits)
+        members = [a for a in accepted if (a.owner, a.project_key) == project]
+        if len(members) <= max_events and sum(len(a.raw) for a in members) <= max_bytes:
+            assert len({job_of[a.stream_id] for a in members}) == 1
     again = plan_jobs(accepted, tag="backfill", max_events=max_events, max_bytes=max_bytes, by_project=False)
     assert [p.job_id for p in again] == [p.job_id for p in plans]  # deterministic job ids
 
@@ -308,4 +313,4 @@ def test_backfill_jobs_are_fewer_than_per_project_jobs() -> None:
     per_project = plan_jobs(accepted, tag="live", max_events=50, max_bytes=1 << 20)
     spanning = plan_jobs(accepted, tag="backfill", max_events=25, max_bytes=1 << 20, by_project=False)
     assert (len(per_project), len(spanning)) == (10, 2)
-    assert [len(p.events) for p in spanning] == [25, 15]
+    assert [len(p.events) for p in spanning] == [24, 16]  # whole projects of 4 events each

@@ -216,7 +216,7 @@ def test_since_skips_old_files_unread_and_holds_back_old_turns(
 
 def consume(client: redis.Redis) -> Consumer:
     cfg = ConsumerConfig(
-        routes=(Route(STREAM, keys.DEFAULT_BACKFILL_QUEUE, "backfill"),),
+        routes=(Route(STREAM, keys.DEFAULT_BACKFILL_QUEUE, "backfill", by_project=False, job_max_events=3),),
         consumer="c1", read_block_ms=10, claim_idle_seconds=600, trim_interval_seconds=3600, job_max_events=3,
     )  # fmt: skip
     consumer = Consumer(client, cfg)
