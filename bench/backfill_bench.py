@@ -1,21 +1,25 @@
 """Backfill benchmark: real agent logs through the whole pipeline, and live latency while it runs.
 
-Run: ``python -m bench.backfill_bench [--corpus DIR] [--copies N] [--workers N] [--live-rate N]``.
+Run: ``python -m bench.backfill_bench [--corpus DIR] [--copies N] [--layout owners|projects|both]``.
 Prints JSON and writes ``bench/results/backfill.json``.
 
-What runs: an embedded ``redis-server`` (AOF everysec, as ``fixmem up``), one ``fixmem ingest`` and
-``--workers`` ``fixmem worker`` processes, and in this process the backfill itself — the functions
-``fixmem backfill`` calls (``run_backfill``: walk, detect, parse, publish with the checkpoint, within the
-default rate and backlog limits; ``follow``: until every event is processed; ``collect``: outcomes from
-the fix logs) — over ``--copies`` copies of the corpus, each under its own owner (so each copy is new
-work: its own event ids, entries and logs, as a fleet of users' logs would be).
+What runs: an embedded ``redis-server`` (AOF everysec, as ``fixmem up``), one consumer and ``--workers``
+workers (processes, started as ``fixmem up`` starts them), and in this process the backfill itself — the
+functions ``fixmem backfill`` calls, with its default limits (``run_backfill``: walk, detect, parse,
+publish with the checkpoint; ``follow``: until every turn is processed; ``collect``: the outcomes) —
+over ``--copies`` copies of the corpus, each new work (its own ids, entries and logs):
 
-- *End to end*: from the first file read to the last event processed (entries on disk), per trajectory
-  (one agent run or session), file, event and MB of log read.
-- *Publish*: the walk + parse + publish side alone (this process).
-- *Live latency*: while the backfill runs, live turns are published at ``--live-rate``/s to the live stream;
-  publish -> entry on disk (polled every 10 ms) p50/p99, and the same with no backfill as the baseline.
-- *CPU*: seconds of CPU per process role over the end-to-end window (the profile of where time goes).
+- layout ``owners``: each copy under its own owner, projects from the logs (the shared corpus has 18
+  trajectories in 11 projects: ~2 turns per project, the worst case for the store);
+- layout ``projects``: one owner, each copy one project (``--project``), like a team's history of a repo.
+
+Per layout, on a fresh pipeline:
+
+1. *Throughput*: the backfill alone, from the first file read to the last turn processed (entries on disk):
+   trajectories (agent runs or sessions, counted as ``bench.importers_bench`` does), files, events and MB
+   per second; the publish side alone; CPU seconds per process role (where the time goes).
+2. *Live latency*: live turns at ``--live-rate``/s over 5 projects, publish -> entry on disk (log tails
+   polled every 10 ms), p50/p99 with no backfill, then during a backfill of new copies.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from fixmem.backfill_outcomes import PresenceProbe, collect
 from fixmem.demo import demo_turns
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
-from ingest.backfill_run import RunConfig, RunResult, follow, run_backfill, walk
+from ingest.backfill_run import Drain, RunConfig, RunResult, follow, run_backfill, walk
 from ingest.importers import import_file
 from ingest.publish import publish_many
 from store import FixStore, entry_id
@@ -221,9 +225,11 @@ LAYOUTS = {
 }
 
 
-def copy_config(options: Options, settings: Settings, k: int) -> RunConfig:
-    """The backfill options of copy ``k``: defaults of ``fixmem backfill`` (rate, backlog)."""
-    owner, project = (f"bench-{k}", None) if options.layout == "owners" else ("bench", f"bench/repo-{k}")
+def copy_config(options: Options, settings: Settings, k: int, phase: str) -> RunConfig:
+    """The backfill options of copy ``k`` of a phase: the defaults of ``fixmem backfill`` (rate, backlog)."""
+    owner, project = (
+        (f"bench-{phase}-{k}", None) if options.layout == "owners" else (f"bench-{phase}", f"bench/repo-{k}")
+    )
     return RunConfig(
         owner,
         stream=settings.backfill_stream,
@@ -234,9 +240,57 @@ def copy_config(options: Options, settings: Settings, k: int) -> RunConfig:
     )
 
 
+@dataclass
+class Backfilled:
+    """One phase's backfill: its runs, the pipeline's final state, and timings (seconds)."""
+
+    results: list[tuple[RunConfig, RunResult]]
+    drain: Drain
+    published: float
+    end_to_end: float
+    cpu: dict[str, float]
+
+
+def backfill_copies(
+    client: redis.Redis,
+    data_dir: Path,
+    options: Options,
+    settings: Settings,
+    pids: dict[str, int],
+    phase: str,
+) -> Backfilled:
+    """Back ``options.copies`` copies of the corpus fill, wait for the pipeline, measure CPU per role."""
+    cpu_before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
+    self_before = _self_cpu()
+    results: list[tuple[RunConfig, RunResult]] = []
+    started = time.monotonic()
+    for k in range(options.copies):
+        config = copy_config(options, settings, k, phase)
+        probe = PresenceProbe(FixStore(data_dir))  # as the command does
+        results.append((config, run_backfill(client, [options.corpus], config, before_publish=probe)))
+    published = time.monotonic() - started
+    drain = follow(
+        client, [s.stream_id for _, r in results for s in r.sent],
+        stream=settings.backfill_stream, group=settings.group, queue=settings.backfill_queue,
+        timeout=options.timeout, poll_seconds=0.1,
+    )  # fmt: skip
+    end_to_end = time.monotonic() - started
+    cpu = {role: round(_cpu_seconds(pid) - cpu_before[role], 2) for role, pid in pids.items()}
+    cpu["backfill (this process)"] = round(_self_cpu() - self_before, 2)
+    return Backfilled(results, drain, published, end_to_end, cpu)
+
+
+def rates(count: dict[str, float], seconds: float) -> dict[str, float]:
+    """``<name>_per_s`` for each count over ``seconds``."""
+    return {"seconds": round(seconds, 2), **{f"{k}_per_s": round(v / seconds, 1) for k, v in count.items()}}
+
+
 def run(options: Options) -> dict[str, Any]:
-    """One benchmark run; returns the figures."""
-    corpus, copies = options.corpus, options.copies
+    """One benchmark run (a fresh pipeline); returns the figures.
+
+    Phase 1: the backfill alone (throughput, CPU per role). Phase 2: live turns at a steady rate with no
+    backfill (baseline latency), then during a second backfill of new copies (latency under backfill).
+    """
     load_before = os.getloadavg()
     settings = Settings.from_env(os.environ)
     with tempfile.TemporaryDirectory(prefix="fixmem-backfill-bench-") as tmp:
@@ -244,49 +298,39 @@ def run(options: Options) -> dict[str, Any]:
         with pipeline(data_dir, options.workers, options.live_only_workers) as (url, pids):
             client = redis.Redis.from_url(url)
             store = FixStore(data_dir)
+            alone = backfill_copies(client, data_dir, options, settings, pids, "alone")
             live = (client, store, settings.stream, options.live_rate)
             with LivePublisher(*live, "baseline") as baseline:
                 time.sleep(options.baseline_seconds)
-            cpu_before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
-            self_before = _self_cpu()
-            results: list[tuple[RunConfig, RunResult]] = []
             with LivePublisher(*live, "during") as during:
-                started = time.monotonic()
-                for k in range(copies):
-                    config = copy_config(options, settings, k)
-                    probe = PresenceProbe(FixStore(data_dir))
-                    results.append((config, run_backfill(client, [corpus], config, before_publish=probe)))
-                published = time.monotonic() - started
-                ids = [s.stream_id for _, r in results for s in r.sent]
-                drain = follow(
-                    client, ids, stream=settings.backfill_stream, group=settings.group,
-                    queue=settings.backfill_queue, timeout=options.timeout, poll_seconds=0.1,
-                )  # fmt: skip
-                end_to_end = time.monotonic() - started
-            cpu = {role: round(_cpu_seconds(pid) - cpu_before[role], 2) for role, pid in pids.items()}
-            cpu["backfill (this process)"] = round(_self_cpu() - self_before, 2)
-            roots = {Path(os.path.abspath(p)).as_posix(): r for p, r in walk([corpus])}
+                mixed = backfill_copies(client, data_dir, options, settings, pids, "mixed")
+            roots = {Path(os.path.abspath(p)).as_posix(): r for p, r in walk([options.corpus])}
             outcomes: Counter[str] = Counter()
             no_entry: Counter[str] = Counter()
-            for config, result in results:
+            for config, result in alone.results:
                 found = collect(
-                    store, client, result.records, drain,
+                    store, client, result.records, alone.drain,
                     dead_stream=settings.dead_stream, config=config, roots=roots,
                 )  # fmt: skip
                 outcomes.update(found.entries)
                 no_entry.update(found.no_entry)
-    records = [r for _, result in results for r in result.records]
+    records = [r for _, result in alone.results for r in result.records]
     logs = [r for r in records if r.sent]
+    per_copy, events_per_copy = corpus_trajectories(options.corpus)
+    trajectories = per_copy * options.copies
     events = sum(len(r.sent) for r in logs)
-    mb = sum(r.size for r in logs) / 1e6
-    per_copy, events_per_copy = corpus_trajectories(corpus)
-    trajectories = per_copy * copies
-    assert events == events_per_copy * copies, "every copy publishes every event of the corpus"
-    figures = {
-        "corpus": str(corpus),
+    assert events == events_per_copy * options.copies, "every copy publishes every event of the corpus"
+    count = {
+        "trajectories": trajectories,
+        "files": len(logs),
+        "events": events,
+        "mb": sum(r.size for r in logs) / 1e6,
+    }
+    return {
+        "corpus": str(options.corpus),
         "layout": options.layout,
         "layout_means": LAYOUTS[options.layout],
-        "copies": copies,
+        "copies": options.copies,
         "workers": options.workers,
         "live_only_workers": options.live_only_workers,
         "backfill_job_max_events": settings.backfill_job_max_events,
@@ -296,21 +340,12 @@ def run(options: Options) -> dict[str, Any]:
         "log_files": len(logs),
         "trajectories": trajectories,
         "events": events,
-        "mb": round(mb, 2),
-        "settled": drain.settled,
-        "end_to_end": {
-            "seconds": round(end_to_end, 2),
-            "trajectories_per_s": round(trajectories / end_to_end, 1),
-            "files_per_s": round(len(logs) / end_to_end, 1),
-            "events_per_s": round(events / end_to_end, 1),
-            "mb_per_s": round(mb / end_to_end, 2),
-        },
-        "publish": {
-            "seconds": round(published, 2),
-            "trajectories_per_s": round(trajectories / published, 1),
-            "events_per_s": round(events / published, 1),
-            "mb_per_s": round(mb / published, 2),
-        },
+        "mb": round(count["mb"], 2),
+        "settled": alone.drain.settled and mixed.drain.settled,
+        "end_to_end": rates(count, alone.end_to_end),
+        "publish": rates(count, alone.published),
+        "cpu_seconds": alone.cpu,
+        "cpu_ms_per_trajectory": {k: round(1000 * v / trajectories, 2) for k, v in alone.cpu.items()},
         "entries": dict(outcomes),
         "no_entry": dict(no_entry),
         "live_latency": {
@@ -318,11 +353,10 @@ def run(options: Options) -> dict[str, Any]:
             "baseline_no_backfill": _percentiles(baseline.latencies()),
             "during_backfill": _percentiles(during.latencies()),
             "lost": len(during.sent) - len(during.seen) + len(baseline.sent) - len(baseline.seen),
+            "backfill_end_to_end_meanwhile": rates(count, mixed.end_to_end),
         },
-        "cpu_seconds": cpu,
-        "cpu_ms_per_trajectory": {k: round(1000 * v / max(1, trajectories), 2) for k, v in cpu.items()},
         "goal_trajectories_per_s": GOAL_TRAJECTORIES_PER_S,
-        "goal_reached": trajectories / end_to_end >= GOAL_TRAJECTORIES_PER_S,
+        "goal_reached": trajectories / alone.end_to_end >= GOAL_TRAJECTORIES_PER_S,
         "machine": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
@@ -330,7 +364,6 @@ def run(options: Options) -> dict[str, Any]:
             "load_average_1m_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
         },
     }
-    return figures
 
 
 def main(argv: list[str] | None = None) -> None:
