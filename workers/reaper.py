@@ -6,11 +6,12 @@ a lock that a SIGKILLed worker keeps for 15 minutes) and only after the job's re
 ``rq:wip:<queue>`` alive with a short lease renewed by a heartbeat thread, and every worker runs this
 reaper every few seconds:
 
-1. **Abandoned**: an execution whose lease lapsed (the worker died) is requeued at the front, without
-   spending one of the job's error retries. A job abandoned more than ``max_abandons`` times (a batch that
-   kills its worker) goes to the failed registry, batch intact.
-2. **Stuck**: a job id left in ``<queue>:intermediate`` (dequeued, then the worker died before starting
-   it) for more than ``stuck_seconds`` is requeued.
+1. **Abandoned**: an execution whose lease lapsed (the worker died, while running the job or just
+   before starting it) is requeued at the front, without spending one of the job's error retries. A
+   job abandoned more than ``max_abandons`` times (a batch that kills its worker) goes to the failed
+   registry, batch intact.
+2. **Stuck**: a job id left in ``<queue>:intermediate`` (dequeued, then the worker died before
+   registering an execution) for more than ``stuck_seconds`` is requeued.
 3. **Due retries**: jobs whose retry backoff elapsed move from ``rq:scheduled:<queue>`` back to the queue
    (RQ would need a separate scheduler process for this).
 
@@ -90,14 +91,24 @@ def _abandoned(queue: Queue, now: float, max_abandons: int, result: ReapResult) 
         if job_id in alive or not conn.zrem(wip, member):
             continue  # running elsewhere, or another reaper (or the worker itself) took it
         job = queue.fetch_job(job_id)
-        if job is None or job.get_status(refresh=False) != JobStatus.STARTED:
+        if job is None:
             continue
+        status = job.get_status(refresh=False)
+        # The dead execution goes in every case, or RQ trips on its expired hash when the job next finishes.
+        dead = Execution.from_composite_key(member, conn)
+        # QUEUED here: its worker died between registering the execution and starting the job (the job
+        # sits in the intermediate list, where the stuck check leaves registered jobs to us).
+        if status not in (JobStatus.STARTED, JobStatus.QUEUED) or conn.lpos(queue.key, job_id) is not None:
+            with conn.pipeline(transaction=True) as pipe:
+                dead.delete(job=job, pipeline=pipe)
+                pipe.execute()
+            continue  # finished, failed or scheduled (a leftover entry), or already waiting in the queue
         count_key = keys.reaper_abandoned(job_id)
         times = int(conn.incr(count_key))
         conn.expire(count_key, ABANDON_TTL)
         with conn.pipeline(transaction=True) as pipe:
-            # The dead execution goes, or RQ trips on its expired hash when the job next finishes.
-            Execution.from_composite_key(member, conn).delete(job=job, pipeline=pipe)
+            dead.delete(job=job, pipeline=pipe)
+            pipe.lrem(queue.intermediate_queue_key, 1, job_id)
             if times > max_abandons:
                 reason = f"abandoned {times} times: its worker died each time it ran (a poison batch?)"
                 record_job_failure(job, reason, pipe)
@@ -122,8 +133,7 @@ def _stuck(queue: Queue, now: float, stuck_seconds: float, result: ReapResult) -
     running = {parse_composite_key(text(m))[0] for m in conn.zrange(wip, 0, -1)}
     for job_id in waiting:
         if job_id in running:
-            conn.lrem(intermediate, 1, job_id)  # started: the entry is a leftover
-            continue
+            continue  # a worker registered it: its lease decides (``_abandoned``), not this check
         seen_key = keys.reaper_seen(job_id)
         conn.set(seen_key, repr(now), nx=True, ex=SEEN_TTL)
         first = conn.get(seen_key)

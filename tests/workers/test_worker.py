@@ -113,6 +113,29 @@ def test_a_job_that_keeps_killing_its_worker_ends_in_the_failed_registry(
     assert queue.count == 0
 
 
+def test_a_worker_that_died_after_registering_but_before_starting_loses_nothing(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    """Found by the reliability suite's 20-kill run: one batch never got an outcome."""
+    queue = q(redis_client)
+    job = queue.enqueue(RECORD, redis_url, "order", "registered", result_ttl=0)
+    worker = build_worker(redis_client, options())
+    dequeued, _ = FixmemQueue.dequeue_any([queue], None, connection=redis_client, serializer=JSONSerializer)  # type: ignore[misc]
+    execution = worker.prepare_execution(dequeued)  # then it died: prepare_job_execution never ran
+    now = time.time()
+    reap_queue(queue, now=now, stuck_seconds=10, max_abandons=3)
+    assert redis_client.lrange(queue.intermediate_queue_key, 0, -1) == [job.id.encode()]  # left to the lease
+    redis_client.zadd(queue.started_job_registry.key, {execution.composite_key: now - 1})  # lease lapsed
+    redis_client.delete(execution.key)
+    for later in (0, 11, 30):
+        reap_queue(queue, now=now + later, stuck_seconds=10, max_abandons=3)
+    assert queue.job_ids == [job.id]  # requeued exactly once
+    assert redis_client.llen(queue.intermediate_queue_key) == 0
+    run_worker(redis_client, options(), burst=True)
+    assert redis_client.lrange("order", 0, -1) == [b"registered"]
+    assert queue.failed_job_registry.count == 0
+
+
 def test_a_job_dequeued_by_a_worker_that_died_at_once_is_requeued(
     redis_url: str, redis_client: redis.Redis
 ) -> None:
