@@ -226,12 +226,12 @@ def parse_event(raw: bytes | str, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -
             DeadLetterReason.TOO_LARGE, f"event is {len(data)} bytes, over the limit of {max_bytes}"
         )
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidEvent(DeadLetterReason.INVALID_UTF8, f"not valid UTF-8 at byte {exc.start}") from exc
-    try:
-        obj = orjson.loads(data)
+        obj = orjson.loads(data)  # orjson checks UTF-8 itself; classify only when it refuses
     except orjson.JSONDecodeError as exc:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise InvalidEvent(DeadLetterReason.INVALID_UTF8, f"not valid UTF-8 at byte {bad.start}") from exc
         raise InvalidEvent(DeadLetterReason.INVALID_JSON, f"not valid JSON: {exc}") from exc
     return validate_event(obj)
 
