@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +39,11 @@ class Params:
     """The suite's sizes (``full`` is what the committed results use)."""
 
     events: int = 50_000
-    baseline_events: int = 300
+    baseline_events: int = 150
     latency_rate: float = 1_000.0
     latency_seconds: float = 60.0
-    scaling_events: int = 1_000
+    scaling_events: int = 2_000
+    scaling_projects: int = 4  # few enough that a job can hold 500 events, enough for 4 workers in parallel
     cold_runs: int = 60
     warm_runs: int = 3_000
     http_runs: int = 1_000
@@ -58,6 +59,7 @@ class Params:
             latency_rate=100.0,
             latency_seconds=3.0,
             scaling_events=60,
+            scaling_projects=2,
             cold_runs=5,
             warm_runs=50,
             http_runs=30,
@@ -171,7 +173,9 @@ def run(names: list[str], params: Params, results: Path, *, readme: Path | None)
         "recall": lambda: recall_http.recall(params.cold_runs, params.warm_runs, params.http_runs),
         "extraction": lambda: extraction(params, events),
         "backfill": lambda: backfill(params),
-        "scaling": lambda: throughput.scaling(events[: params.scaling_events]),
+        "scaling": lambda: throughput.scaling(
+            make_events(params.scaling_events, projects=params.scaling_projects)
+        ),
     }
     done: dict[str, dict[str, Any]] = {}
     for name in names:
@@ -218,12 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-readme", action="store_true", help="do not update README.md's Performance table"
     )
+    parser.add_argument("--events", type=int, default=None, help="events of benchmark 1 (default 50,000)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.names) - set(NAMES))
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)} (choose from {', '.join(NAMES)})")
     names = [n for n in NAMES if n in args.names] if args.names else list(NAMES)
     params = Params.quick() if args.quick else Params()
+    if args.events is not None:
+        params = replace(params, events=args.events)
     if args.results is None and args.quick:
         with tempfile.TemporaryDirectory(prefix="fixmem-bench-quick-") as tmp:
             run(names, params, Path(tmp), readme=None)
