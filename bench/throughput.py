@@ -1,8 +1,8 @@
 """Benchmarks 1, 6 and 7: pipeline throughput against one RQ job per event, peak memory, and scaling.
 
-The pipeline runs are ``bench.pipeline_bench.run_pipeline``'s (the pipeline engineer's): it starts an
-idle consumer and W workers (``python -m fixmem.child``) on a private embedded Redis, XADDs the events in
-pipelined chunks of 1,000 and stops the clock when the fleet counters account for every event. The
+A pipeline run starts an idle fleet with ``bench.backfill_bench.pipeline`` (a private embedded Redis, the
+consumer and W workers as ``python -m fixmem.child``, as ``fixmem up`` starts them), XADDs the events in
+pipelined chunks and stops the clock when the fleet counters account for every event. The
 baseline is ``bench.baseline``: one plain RQ job per event (each job: parse, extract, append its entry to
 the same store) for RQ's default fork-per-job ``Worker`` or ``SimpleWorker``. This module feeds them
 the realistic events of ``bench.generator`` and watches the child processes' peak RSS
@@ -15,14 +15,19 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from bench import baseline
-from bench.common import ProcessWatch, load_average
-from bench.pipeline_bench import run_pipeline
+from bench.backfill_bench import pipeline
+from bench.common import ProcessWatch, histogram_quantile, load_average
 from fixmem.redis_server import EmbeddedRedis
+from fixmem.settings import Settings
+from workers.counters import read_counters
 
 GOAL_EVENTS_PER_S = 10_000
 GOAL_VS_BASELINE = 30
@@ -56,20 +61,70 @@ def env(**values: str) -> Iterator[None]:
                 os.environ[key] = old
 
 
-def pipeline_run(
-    url: str, data_dir: Path, events: list[bytes], workers: int, **settings: str
-) -> dict[str, Any]:
-    """One ``run_pipeline`` with process watching; ``settings``: ``FIXMEM_*`` values for the children."""
+PUBLISH_CHUNK = 100  # events per pipelined XADD round trip (~2.5 MB of realistic events)
+
+
+def pipeline_run(events: list[bytes], workers: int, **settings: str) -> dict[str, Any]:
+    """Publish ``events`` into an idle fleet (``backfill_bench.pipeline``: a private embedded Redis, a
+    consumer and ``workers`` workers) and time them to disk; ``settings``: ``FIXMEM_*`` for the children.
+
+    The clock runs from the first XADD until the fleet counters account for every event (recorded,
+    skipped, duplicate or dead-lettered). (``pipeline_bench.run_pipeline`` XADDs 1,000 events a round
+    trip: 25 MB of realistic events, which a busy Redis does not read within redis-py's 5 s timeout.)
+    """
     load = load_average()
-    with env(**settings), ProcessWatch() as watch:
-        result = run_pipeline(url, data_dir, events, workers)
-    shutil.rmtree(data_dir, ignore_errors=True)
+    stream = Settings.from_env({}).stream
+    with (
+        tempfile.TemporaryDirectory(prefix="fixmem-throughput-") as tmp,
+        env(**settings),
+        ProcessWatch() as watch,
+        pipeline(Path(tmp), workers) as (url, _pids),
+    ):
+        client = redis.Redis.from_url(url, socket_timeout=300)
+        started = time.perf_counter()
+        for start in range(0, len(events), PUBLISH_CHUNK):
+            with client.pipeline(transaction=False) as pipe:
+                for raw in events[start : start + PUBLISH_CHUNK]:
+                    pipe.xadd(stream, {b"event": raw})
+                pipe.execute()
+        published = time.perf_counter() - started
+        deadline = time.monotonic() + 7200
+        while sum(read_counters(client).events.values()) + _dead(client) < len(events):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the fleet did not handle every event in 2 hours")
+            time.sleep(0.05)
+        took = time.perf_counter() - started
+        fleet = read_counters(client)
+    hist = fleet.event_to_entry
+    jobs = fleet.pipeline.get("jobs_done", 0)
     roles = watch.by_role()
-    result["processes"] = roles
-    result["load_average_1m_at_start"] = load
     cpu = sum(r["cpu_seconds"] for r in roles.values())
-    result["cpu_ms_per_event_all_processes"] = round(1000 * cpu / max(1, len(events)), 3)
-    return result
+    return {
+        "events": len(events),
+        "workers": workers,
+        "settings": settings,
+        "seconds": round(took, 3),
+        "events_per_s": round(len(events) / took, 1),
+        "publish_events_per_s": round(len(events) / published, 1),
+        "events_by_result": dict(fleet.events),
+        "jobs": jobs,
+        "events_per_job": round(len(events) / max(1, jobs), 1),
+        "latency_p50_s": _round(histogram_quantile(hist.buckets, 0.5)),
+        "latency_p99_s": _round(histogram_quantile(hist.buckets, 0.99)),
+        "latency_mean_s": round(hist.sum / hist.count, 3) if hist.count else None,
+        "latency_buckets": [[b, n] for b, n in hist.buckets],
+        "processes": roles,
+        "load_average_1m_at_start": load,
+        "cpu_ms_per_event_all_processes": round(1000 * cpu / max(1, len(events)), 3),
+    }
+
+
+def _dead(client: redis.Redis) -> int:
+    return sum(read_counters(client).dead_letters.values())
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def baseline_run(url: str, data_dir: Path, events: list[bytes], workers: int, kind: str) -> dict[str, Any]:
@@ -90,9 +145,10 @@ def throughput(
     runs: list[dict[str, Any]] = []
     baselines: list[dict[str, Any]] = []
     sample = events[:baseline_events]
+    for workers in worker_counts:
+        runs.append(pipeline_run(events, workers))
     with private_redis() as (url, tmp):
         for workers in worker_counts:
-            runs.append(pipeline_run(url, tmp / f"pipeline-{workers}", events, workers))
             baselines.append(baseline_run(url, tmp / f"fork-{workers}", sample, workers, "fork"))
         baselines.append(baseline_run(url, tmp / "simple", sample, max(worker_counts), "simple"))
     rows = []
@@ -143,25 +199,22 @@ def scaling(
 ) -> dict[str, Any]:
     """Benchmark 7: events/s for each (workers, most events per job); one fresh fleet per cell."""
     cells: list[dict[str, Any]] = []
-    with private_redis() as (url, tmp):
-        for workers in worker_counts:
-            for batch in batch_sizes:
-                run = pipeline_run(
-                    url, tmp / f"w{workers}-b{batch}", events, workers, FIXMEM_JOB_MAX_EVENTS=str(batch)
-                )
-                cells.append(
-                    {
-                        "workers": workers,
-                        "job_max_events": batch,
-                        "events": run["events"],
-                        "events_per_s": run["events_per_s"],
-                        "events_per_job": run["events_per_job"],
-                        "seconds": run["seconds"],
-                        "latency_p99_s_at_most": run["latency_p99_s_at_most"],
-                        "cpu_seconds": {r: i["cpu_seconds"] for r, i in run["processes"].items()},
-                        "load_average_1m_at_start": run["load_average_1m_at_start"],
-                    }
-                )
+    for workers in worker_counts:
+        for batch in batch_sizes:
+            run = pipeline_run(events, workers, FIXMEM_JOB_MAX_EVENTS=str(batch))
+            cells.append(
+                {
+                    "workers": workers,
+                    "job_max_events": batch,
+                    "events": run["events"],
+                    "events_per_s": run["events_per_s"],
+                    "events_per_job": run["events_per_job"],
+                    "seconds": run["seconds"],
+                    "latency_p99_s": run["latency_p99_s"],
+                    "cpu_seconds": {r: i["cpu_seconds"] for r, i in run["processes"].items()},
+                    "load_average_1m_at_start": run["load_average_1m_at_start"],
+                }
+            )
     return {"cells": cells, "summary": {"table": _table(cells, worker_counts, batch_sizes)}}
 
 
