@@ -47,6 +47,7 @@ import orjson
 import redis
 from rq import Worker
 
+from fixmem.backfill_cli import parse_processes
 from fixmem.backfill_outcomes import PresenceProbe, collect
 from fixmem.demo import demo_turns
 from fixmem.redis_server import EmbeddedRedis
@@ -237,6 +238,7 @@ def copy_config(options: Options, settings: Settings, k: int, phase: str) -> Run
         project=project,
         rate=settings.backfill_rate,
         max_backlog=settings.backfill_max_backlog,
+        parse_processes=parse_processes(settings.backfill_parse_processes),
     )
 
 
@@ -336,6 +338,7 @@ def run(options: Options) -> dict[str, Any]:
         "backfill_job_max_events": settings.backfill_job_max_events,
         "rate_limit_events_per_s": settings.backfill_rate,
         "max_backlog_events": settings.backfill_max_backlog,
+        "parse_processes": parse_processes(settings.backfill_parse_processes),
         "files_walked": len(records),
         "log_files": len(logs),
         "trajectories": trajectories,

@@ -151,6 +151,10 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
     "--rate", type=click.FloatRange(min=0), default=None,
     help="At most N events/s (FIXMEM_BACKFILL_RATE, 500; 0: no limit).",
 )  # fmt: skip
+@click.option(
+    "--jobs", type=click.IntRange(min=0, max=64), default=None,
+    help="Processes parsing files (FIXMEM_BACKFILL_PARSE_PROCESSES; 0: one per CPU, at most 4).",
+)  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="Parse and report; publish nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--wait/--no-wait", default=True, help="Wait for the entries before reporting (default).")
@@ -169,6 +173,7 @@ def backfill_command(
     project: str | None,
     since: str | None,
     rate: float | None,
+    jobs: int | None,
     dry_run: bool,
     as_json: bool,
     wait: bool,
@@ -183,8 +188,9 @@ def backfill_command(
     backfill adds nothing new (each turn has a deterministic id).
     """
     settings = load_settings(
-        redis_url=redis_url, data_dir=data_dir, backfill_rate=rate, backfill_wait_seconds=timeout
-    )
+        redis_url=redis_url, data_dir=data_dir, backfill_rate=rate, backfill_wait_seconds=timeout,
+        backfill_parse_processes=jobs,
+    )  # fmt: skip
     owner = owner or _login()
     try:
         since_ts = None if since is None else parse_since(since, now=time.time())
@@ -199,6 +205,7 @@ def backfill_command(
         since=since_ts,
         rate=settings.backfill_rate,
         max_backlog=settings.backfill_max_backlog,
+        parse_processes=parse_processes(settings.backfill_parse_processes),
     )
     absolute = [Path(os.path.abspath(p)).as_posix() for p in paths]
     key = run_key(absolute, format=format_, owner=owner, project=project, since=since)
@@ -252,6 +259,13 @@ def backfill_command(
     code = exit_code(report)
     if code is not ExitCode.OK:
         raise click.exceptions.Exit(int(code))
+
+
+def parse_processes(setting: int) -> int:
+    """Processes that parse files: the setting, or (0) one per CPU this process may use, at most 4."""
+    if setting:
+        return setting
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
 
 
 def _login() -> str:

@@ -27,7 +27,6 @@ from ingest.backfill import FileRecord, Sent
 from ingest.backfill_run import Drain, RunConfig
 from ingest.batching import parse_stream_id
 from ingest.importers import import_file
-from ingest.schema import TurnEvent
 from store import FixStore, entry_id
 from workers.extraction import Limits, extract
 
@@ -46,7 +45,7 @@ class PresenceProbe:
         self.known: dict[tuple[str, str], set[str]] = {}
         self.present: set[str] = set()
 
-    def __call__(self, events: Sequence[TurnEvent]) -> None:
+    def __call__(self, events: Sequence[Sent]) -> None:
         """Look the events' entries up (one read per project, at its first sight in the run)."""
         for event in events:
             project = (event.owner, event.project_key)

@@ -80,6 +80,7 @@ class Settings(BaseModel):
     backfill_max_backlog: int = Field(default=200, ge=1)  # this run's events the consumer has not read yet
     backfill_wait_seconds: float = Field(default=600.0, ge=0)  # how long to wait for the entries
     backfill_job_max_events: int = Field(default=25, ge=1)  # events per backfill job (jobs span projects)
+    backfill_parse_processes: int = Field(default=0, ge=0, le=64)  # 0: one per CPU, at most 4
 
     # The memory itself
     fix_memory_enabled: bool = True

@@ -21,15 +21,20 @@ publishes everything again, and the pipeline records each turn once (determinist
 from __future__ import annotations
 
 import bisect
+import contextlib
+import dataclasses
 import logging
+import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import orjson
 import redis
@@ -49,7 +54,6 @@ from ingest.backfill import (
 from ingest.batching import parse_stream_id
 from ingest.connection import text
 from ingest.importers import FORMATS, import_file, iter_files
-from ingest.schema import TurnEvent
 
 log = logging.getLogger("fixmem.ingest.backfill")
 
@@ -95,6 +99,7 @@ class RunConfig:
     max_backlog: int = 200
     commit_events: int = 200  # events per script call (one round trip; Redis runs it atomically)
     commit_bytes: int = 1 << 20  # ... and bytes: a long script would stall live traffic
+    parse_processes: int = 1  # files imported in parallel by this many processes (1: in this one)
     checkpoint_ttl_seconds: int = 14 * 86400
 
 
@@ -195,8 +200,7 @@ def _decode_record(path: str, raw: bytes | str) -> FileRecord | None:
 class _Part:
     """Some events of one file; ``last`` parts carry the file's record into the checkpoint."""
 
-    record: FileRecord
-    events: list[TurnEvent]  # all the file's events (the record lists them all)
+    record: FileRecord  # its ``sent`` lists all the file's events (stream ids not known yet)
     wires: list[bytes]  # this part's
     last: bool
     earlier_ids: list[str] = field(default_factory=list)  # stream ids of the file's earlier parts
@@ -234,9 +238,8 @@ class _Publisher:
         self.size = 0
         self.count = 0
 
-    def add(self, record: FileRecord, events: list[TurnEvent]) -> list[FileRecord]:
-        """Queue one file; returns the records of the files now in the stream (with their ids)."""
-        wires = [e.to_wire() for e in events]
+    def add(self, record: FileRecord, wires: Sequence[bytes]) -> list[FileRecord]:
+        """Queue one file (``wires``: its events); returns the records of the files now in the stream."""
         done: list[FileRecord] = []
         earlier: list[str] = []
         start = 0
@@ -247,7 +250,7 @@ class _Publisher:
                 size += len(wires[end])
                 end += 1
             last = end >= len(wires)
-            part = _Part(record, events, wires[start:end], last, list(earlier))
+            part = _Part(record, list(wires[start:end]), last, list(earlier))
             self.parts.append(part)
             self.size, self.count = size, self.count + (end - start)
             if not last or self.count >= self.commit_events or self.size >= self.config.commit_bytes:
@@ -274,7 +277,7 @@ class _Publisher:
         ]
         for part in self.parts:
             if part.last:
-                head, tail = _encode_head_tail(_with_sent(part.record, part.events), part.earlier_ids)
+                head, tail = _encode_head_tail(part.record, part.earlier_ids)
                 args += [part.record.path, head, tail]
             else:
                 args += ["", "", ""]
@@ -287,8 +290,7 @@ class _Publisher:
             part_ids = ids[position : position + len(part.wires)]
             position += len(part.wires)
             if part.last:
-                record = _with_sent(part.record, part.events, [*part.earlier_ids, *part_ids])
-                records.append(record)
+                records.append(_with_ids(part.record, [*part.earlier_ids, *part_ids]))
         self.listener.published(len(ids))
         self.parts, self.size, self.count = [], 0, 0
         return ids, records
@@ -324,15 +326,11 @@ class _Publisher:
             self.outstanding.popleft()
 
 
-def _with_sent(record: FileRecord, events: Sequence[TurnEvent], ids: Sequence[str] = ()) -> FileRecord:
-    """``record`` with its events' identities (and stream ids, once known)."""
-    sent = tuple(
-        Sent(ids[i] if i < len(ids) else "", e.owner, e.project_key, e.event_id) for i, e in enumerate(events)
+def _with_ids(record: FileRecord, ids: Sequence[str]) -> FileRecord:
+    """``record`` with the stream ids Redis gave its events."""
+    return dataclasses.replace(
+        record, sent=tuple(s._replace(stream_id=i) for s, i in zip(record.sent, ids, strict=True))
     )
-    return FileRecord(
-        record.path, record.size, record.mtime_ns, record.status, record.format, record.reason,
-        record.turns, record.held_back, sent,
-    )  # fmt: skip
 
 
 def consumers_reading(client: redis.Redis, stream: str, group: str) -> int:
@@ -391,6 +389,63 @@ def _stat(path: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
+class Planned(NamedTuple):
+    """One file, ready to publish: its record (``sent`` without stream ids yet) and its events' wire bytes."""
+
+    record: FileRecord
+    wires: list[bytes]
+    read_bytes: int = 0  # what was read to plan it (0: resumed, or skipped unread)
+
+
+def plan_path(path: Path, root: Path, size: int, mtime_ns: int, config: RunConfig) -> Planned:
+    """Import and plan one file (in a parse process, or here): pure but for reading the file."""
+    absolute = _absolute(path)
+    if config.since is not None and mtime_ns and mtime_ns / 1e9 < config.since:
+        return Planned(skipped_unread(absolute, size, mtime_ns, MODIFIED_BEFORE_SINCE), [])
+    imported = import_file(path, format=config.format, owner=config.owner, project=config.project, root=root)
+    record, events = plan_file(imported, path=absolute, size=size, mtime_ns=mtime_ns, since=config.since)
+    sent = tuple(Sent("", e.owner, e.project_key, e.event_id) for e in events)
+    return Planned(dataclasses.replace(record, sent=sent), [e.to_wire() for e in events], size)
+
+
+def _quiet_child() -> None:
+    """Parse processes leave Ctrl-C to the parent (which stops after the file being published)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _planned(
+    files: Sequence[tuple[Path, Path, int, int]], done: dict[str, FileRecord], config: RunConfig
+) -> Generator[Planned, None, None]:
+    """Each file's plan, in walk order: resumed from ``done``, or imported — by ``config.parse_processes``
+    processes when more than one, at most ``LOOKAHEAD`` files per process ahead of the publisher."""
+    pool = None
+    if config.parse_processes > 1 and len(files) > 1:
+        pool = ProcessPoolExecutor(
+            config.parse_processes, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_child
+        )
+    window: deque[Future[Planned] | Planned] = deque()
+    try:
+        for path, root, size, mtime_ns in files:
+            prior = done.get(_absolute(path))
+            if prior is not None and prior.matches(size, mtime_ns):
+                window.append(Planned(prior, []))
+            elif pool is None:
+                window.append(plan_path(path, root, size, mtime_ns, config))
+            else:
+                window.append(pool.submit(plan_path, path, root, size, mtime_ns, config))
+            while len(window) > (LOOKAHEAD * config.parse_processes if pool else 0):
+                head = window.popleft()
+                yield head.result() if isinstance(head, Future) else head
+        for head in window:
+            yield head.result() if isinstance(head, Future) else head
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+LOOKAHEAD = 8  # files per parse process planned ahead of publishing (bounds memory under a slow pipeline)
+
+
 def run_backfill(
     client: redis.Redis | None,
     paths: Sequence[Path],
@@ -400,16 +455,16 @@ def run_backfill(
     restart: bool = False,
     listener: Listener | None = None,
     stop: threading.Event | None = None,
-    before_publish: Callable[[Sequence[TurnEvent]], None] | None = None,
+    before_publish: Callable[[Sequence[Sent]], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> RunResult:
     """Import every file under ``paths`` and publish its events (``client`` None: a dry run, nothing sent).
 
     ``run_key`` names the checkpoint (None: none is kept); ``restart`` discards it first.
-    ``before_publish`` sees each file's events before they are sent. ``stop`` ends the run after the
-    events being published (``RunResult.interrupted``). Records carry absolute paths. Raises
-    BackfillError for an unknown format or a missing path, redis errors when Redis fails (the checkpoint
-    keeps what was published).
+    ``before_publish`` sees each file's events (identities, no stream ids yet) before they are sent.
+    ``stop`` ends the run after the events being published (``RunResult.interrupted``). Records carry
+    absolute paths. Raises BackfillError for an unknown format or a missing path, redis errors when Redis
+    fails (the checkpoint keeps what was published).
     """
     if config.format != "auto" and config.format not in FORMATS:
         raise BackfillError(f"unknown format {config.format!r}: expected auto or one of {', '.join(FORMATS)}")
@@ -434,31 +489,18 @@ def run_backfill(
             result.records.append(record)
             listener.file_done(record)
 
-    for path, root, size, mtime_ns in files:
-        if stop.is_set():
-            result.interrupted = True
-            break
-        absolute = _absolute(path)
-        prior = done.get(absolute)
-        if prior is not None and prior.matches(size, mtime_ns):
-            finish([prior])
-            continue
-        if config.since is not None and mtime_ns and mtime_ns / 1e9 < config.since:
-            record, events = (
-                skipped_unread(absolute, size, mtime_ns, MODIFIED_BEFORE_SINCE),
-                list[TurnEvent](),
-            )
-        else:
-            imported = import_file(
-                path, format=config.format, owner=config.owner, project=config.project, root=root
-            )
-            record, events = plan_file(
-                imported, path=absolute, size=size, mtime_ns=mtime_ns, since=config.since
-            )
-            result.bytes_read += size
-        if events and before_publish is not None:
-            before_publish(events)
-        finish([_with_sent(record, events)] if publisher is None else publisher.add(record, events))
+    with contextlib.closing(_planned(files, done, config)) as plans:
+        for left, planned in enumerate(plans, start=1 - len(files)):  # left: files after this one
+            if planned.record.resumed:
+                finish([planned.record])
+            else:
+                result.bytes_read += planned.read_bytes
+                if planned.record.sent and before_publish is not None:
+                    before_publish(planned.record.sent)
+                finish([planned.record] if publisher is None else publisher.add(*planned[:2]))
+            if stop.is_set() and left:
+                result.interrupted = True
+                break
     if publisher is not None:
         finish(publisher.flush()[1])
     result.records.sort(key=lambda r: r.path)
