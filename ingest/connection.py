@@ -22,6 +22,21 @@ def is_out_of_memory(exc: redis.exceptions.ResponseError) -> bool:
     )
 
 
+def cannot_persist(exc: redis.exceptions.ResponseError) -> bool:
+    """Whether Redis refused a write because it cannot save (``MISCONF``: its AOF or RDB file cannot be
+    written, e.g. the disk is full), alone or inside MULTI/EXEC."""
+    return "MISCONF" in str(exc)
+
+
+def write_refusal(exc: redis.exceptions.ResponseError) -> str | None:
+    """Why Redis refuses writes for now (a condition to wait out, not a bug), or None for other errors."""
+    if is_out_of_memory(exc):
+        return "out of memory (maxmemory, noeviction): add memory or workers"
+    if cannot_persist(exc):
+        return "it cannot write its AOF/RDB file (disk full?): free space where Redis keeps its data"
+    return None
+
+
 def connect(url: str, *, timeout: float = 5.0) -> redis.Redis:
     """A client for ``url`` whose connects and reads give up after ``timeout`` seconds.
 

@@ -35,7 +35,7 @@ from ingest.batching import (
     parse_stream_id,
     plan_jobs,
 )
-from ingest.connection import REDIS_DOWN, describe, entry_rows, is_out_of_memory, stream_replies, text
+from ingest.connection import REDIS_DOWN, describe, entry_rows, stream_replies, text, write_refusal
 from ingest.errors import DeadLetterReason
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES
 from ingest.trim import trim_stream
@@ -189,12 +189,13 @@ class Consumer:
                 )
                 stop.wait(delay)
             except redis.exceptions.ResponseError as exc:
-                if is_out_of_memory(exc):
+                refusal = write_refusal(exc)
+                if refusal is not None:  # out of memory, or a full disk under its AOF: wait it out
+                    ready = False  # then take back at once what this consumer read but did not ack
                     delay = backoff.next()
                     log.warning(
-                        "redis at %s is out of memory (maxmemory, noeviction): nothing acked, "
-                        "retrying in %.1fs; add memory or workers",
-                        describe(self.client), delay,
+                        "redis at %s refuses writes: %s; nothing acked, retrying in %.1fs",
+                        describe(self.client), refusal, delay,
                     )  # fmt: skip
                     stop.wait(delay)
                     continue

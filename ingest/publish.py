@@ -99,6 +99,11 @@ def _explain_refusal(exc: redis.exceptions.ResponseError, stream: str) -> str:
             "Redis refused the event: out of memory (maxmemory reached with noeviction). "
             "The pipeline is behind or stopped: check `fixmem status`."
         )
+    if "MISCONF" in text:
+        return (
+            "Redis refused the event: it cannot write its AOF/RDB file (disk full?). Free space where "
+            "Redis keeps its data, then publish again."
+        )
     if "WRONGTYPE" in text:
         return f"Redis key {stream!r} exists and is not a stream: choose another FIXMEM_STREAM"
     return f"Redis refused the event: {text}"

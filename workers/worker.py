@@ -38,7 +38,7 @@ from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
 from ingest.backoff import Backoff
-from ingest.connection import REDIS_DOWN, describe, text
+from ingest.connection import REDIS_DOWN, describe, text, write_refusal
 from workers.reaper import reap_queue
 
 log = logging.getLogger("fixmem.workers.worker")
@@ -243,6 +243,11 @@ def run_worker(
             worker.work(burst=burst, max_jobs=max_jobs, logging_level=logging_level)
         except REDIS_DOWN as exc:
             log.warning("worker %s lost redis at %s: %s", worker.name, describe(client), exc)
+        except redis.exceptions.ResponseError as exc:
+            refusal = write_refusal(exc)
+            if refusal is None:
+                raise
+            log.warning("worker %s: redis at %s refuses writes: %s", worker.name, describe(client), refusal)
         if worker.stop_requested_by_signal or burst or max_jobs is not None:
             break
         if time.monotonic() - started > 60:
@@ -255,13 +260,24 @@ def run_worker(
 
 
 def _wait_for_redis(client: redis.Redis, backoff: Backoff, stop: threading.Event) -> bool:
-    """Ping with backoff until Redis answers (True) or ``stop`` is set (False); logs each wait."""
+    """Ping with backoff until Redis answers (True) or ``stop`` is set (False); logs each wait.
+
+    Redis 6.2 answers PING with MISCONF while it cannot write its AOF: that is waited out too.
+    """
     while not stop.is_set():
         try:
             client.ping()
         except REDIS_DOWN as exc:
             delay = backoff.next()
             log.warning("redis unreachable at %s (%s): retrying in %.1fs", describe(client), exc, delay)
+            stop.wait(delay)
+            continue
+        except redis.exceptions.ResponseError as exc:
+            refusal = write_refusal(exc)
+            if refusal is None:
+                raise
+            delay = backoff.next()
+            log.warning("redis at %s refuses writes: %s: retrying in %.1fs", describe(client), refusal, delay)
             stop.wait(delay)
             continue
         log.info("redis answers at %s again: restarting the work loop", describe(client))

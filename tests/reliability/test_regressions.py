@@ -19,14 +19,17 @@ from rq.executions import Execution
 from rq.serializers import JSONSerializer
 
 from fixmem.memory import FixMemory
+from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest import keys
+from ingest.publish import publish_many
 from ingest.schema import validate_event
 from store import FixStore
 from store.fsio import temp_name
 from store.paths import project_files
 from store.redact import redact
 from tests.ingest.turns import turn
+from tests.reliability.fleet import FAST, fleet, wait_for
 from tests.store.factories import OWNER, PROJECT, make_entry
 from workers.counters import read_counters
 from workers.extraction import extract
@@ -60,13 +63,6 @@ def _die_after_registering_the_execution(client: redis.Redis, queue: Queue) -> E
     return worker.prepare_execution(dequeued[0])  # prepare_job_execution (status STARTED) never runs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="workers/reaper.py (pipeline, not DONE yet): a worker killed between prepare_execution and "
-    "prepare_job_execution orphans its job — the stuck check drops the intermediate entry (the job 'is "
-    "running'), then the abandoned check drops the lapsed execution without requeueing (status is QUEUED, "
-    "not STARTED), and without deleting it (the next run would fail in RQ's success bookkeeping)",
-)
 def test_a_worker_killed_before_starting_its_registered_job_loses_nothing(
     redis_url: str, redis_client: redis.Redis
 ) -> None:
@@ -172,3 +168,47 @@ def test_a_batch_rerun_after_a_kill_counts_its_entries_as_recorded(
     assert len(FixStore(data_dir).read("alice", "github.com/acme/widgets").entries) == 5
     assert report.events == {"recorded": 5}
     assert read_counters(redis_client).entries["fixed"] == 5
+
+
+def _refuse_writes(client: redis.Redis, data_dir: Path) -> None:
+    """Make Redis answer writes (and PING) with MISCONF, as when the disk under its data fills up."""
+    (data_dir / "blocked.rdb").mkdir(exist_ok=True)  # the snapshot cannot be renamed onto a directory
+    client.config_set("save", "3600 1")
+    client.config_set("dbfilename", "blocked.rdb")
+    client.bgsave()
+
+
+def _accept_writes(client: redis.Redis) -> None:
+    client.config_set("dbfilename", "dump.rdb")
+    client.bgsave()
+    wait_for(lambda: client.info("persistence")["rdb_last_bgsave_status"] == "ok", 30, "a good snapshot")
+
+
+def test_the_consumer_and_workers_wait_out_a_redis_that_cannot_persist(tmp_path: Path) -> None:
+    """Found by test_disk_full (a real full tmpfs under Redis's AOF): MISCONF killed the consumer (an
+    uncaught ResponseError) and the worker (its work loop, then its PING while waiting to restart)."""
+    server = EmbeddedRedis(data_dir=tmp_path / "redis", appendonly=False)
+    url = server.start()
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    data_dir = tmp_path / "data"
+    try:
+        with fleet(url, data_dir, tmp_path / "logs", workers=1, settings=FAST) as running:
+            running.ready(client)
+            publish_many(client, [turn(i) for i in range(5)])
+            wait_for(lambda: _alice_entries(data_dir) == 5, 60, "the first entries")
+            _refuse_writes(client, tmp_path / "redis")
+            wait_for(lambda: "refuses writes" in running.log_text("c0"), 30, "the consumer to notice")
+            wait_for(lambda: "refuses writes" in running.log_text("w0"), 30, "the worker to notice")
+            time.sleep(2)  # a few rounds of backoff
+            crashed = running.crashes()
+            _accept_writes(client)
+            publish_many(client, [turn(i) for i in range(5, 10)])
+            wait_for(lambda: _alice_entries(data_dir) == 10, 60, "the entries after Redis recovered")
+    finally:
+        client.close()
+        server.stop()
+    assert crashed == {}
+
+
+def _alice_entries(data_dir: Path) -> int:
+    return len(FixStore(data_dir).read("alice", "github.com/acme/widgets").entries)
