@@ -14,8 +14,11 @@ BEGIN = "<!-- bench:begin (written by `python -m bench`; do not edit by hand) --
 END = "<!-- bench:end -->"
 
 
+FILES = {"extraction": "extraction_per_core", "backfill": "backfill_end_to_end"}  # as bench.suite writes them
+
+
 def _load(results: Path, name: str) -> dict[str, Any] | None:
-    path = results / f"{name}.json"
+    path = results / f"{FILES.get(name, name)}.json"
     try:
         data: dict[str, Any] = json.loads(path.read_text())
     except (OSError, ValueError):

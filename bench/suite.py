@@ -8,7 +8,8 @@
 6. memory     — peak RSS of the consumer and the workers during 1 (in ``throughput.json``)
 7. scaling    — events/s with 1, 2, 4 workers x at most 1, 10, 100, 500 events per job (+ PNG)
 
-Each writes ``bench/results/<name>.json`` (machine, versions, parameters, raw samples, summary); then
+Each writes ``bench/results/<name>.json`` (machine, versions, parameters, raw samples, summary; 4 and 5
+as ``extraction_per_core.json`` and ``backfill_end_to_end.json``, next to their owners' files); then
 ``bench/results/SUMMARY.md`` (the Markdown table) is written and embedded in README.md between the
 ``<!-- bench:begin -->`` / ``<!-- bench:end -->`` markers. ``--quick`` runs every benchmark on tiny inputs
 (a smoke test: its results go to a temporary directory unless ``--results`` names one).
@@ -32,6 +33,13 @@ from bench.corpus import DEFAULT_SHAPE, SHARED_CORPUS, measure
 from bench.events import PROJECTS, SEED, EventStats, make_events
 
 NAMES = ("throughput", "latency", "recall", "extraction", "backfill", "scaling")
+# The file each writes in bench/results/: extraction.json and backfill.json belong to the owners' own
+# benchmarks (bench.extraction_bench, bench.backfill_bench), which the suite reuses but does not overwrite.
+RESULT_FILES = {
+    **{n: n for n in NAMES},
+    "extraction": "extraction_per_core",
+    "backfill": "backfill_end_to_end",
+}
 
 
 @dataclass(frozen=True)
@@ -191,7 +199,7 @@ def run(names: list[str], params: Params, results: Path, *, readme: Path | None)
             "seconds": round(time.monotonic() - started, 1),
             **body,
         }
-        write_result(name, result, directory=results)
+        write_result(RESULT_FILES[name], result, directory=results)
         done[name] = result
         if name == "scaling":
             throughput.plot_scaling(body, results / "scaling.png")

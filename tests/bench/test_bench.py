@@ -89,7 +89,7 @@ def test_percentiles_and_summary() -> None:
 
 
 def test_report_states_misses_and_embeds_between_markers(tmp_path: Path) -> None:
-    (tmp_path / "extraction.json").write_text(json.dumps({
+    (tmp_path / "extraction_per_core.json").write_text(json.dumps({
         "machine": {"cpus": 2, "cpu": "x", "python": "3.11", "load_average_1m_at_start": 0.5},
         "summary": {"issue_turn_20_events_50kb_events_per_s": 812.0, "generator_mix_events_per_s": 1500.0,
                     "goal_met": False},
@@ -116,7 +116,7 @@ def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    for name in ("extraction", "recall"):
+    for name in ("extraction_per_core", "recall"):
         result = orjson.loads((tmp_path / f"{name}.json").read_bytes())
         assert {"machine", "versions", "parameters", "summary", "generator"} <= set(result)
         assert result["machine"]["load_average_1m_at_start"] >= 0
