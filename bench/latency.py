@@ -211,7 +211,7 @@ def phase(
         root = data_dir / ROOT_DIR_NAME
         paths = [project_files(root, owner, key).log for owner, key in probes[2]]
         with pipeline(data_dir, workers) as (url, _pids):
-            client = redis.Redis.from_url(url)
+            client = redis.Redis.from_url(url, socket_timeout=300)  # a busy Redis may stall a 250 KB write
             probe = LogProbe(paths)
             probe.start()
             loop = BackfillLoop(client, backfill, settings) if backfill is not None else None

@@ -6,6 +6,7 @@ missing (its benchmark did not run) says so. Nothing here measures: it reads ``b
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,23 @@ FILES = {"extraction": "extraction_per_core", "backfill": "backfill_end_to_end"}
 
 
 def _load(results: Path, name: str) -> dict[str, Any] | None:
+    """A benchmark's result, or None when it is missing or failed (``_failures`` lists those)."""
     path = results / f"{FILES.get(name, name)}.json"
     try:
         data: dict[str, Any] = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return data
+    return data if data.get("summary") else None
+
+
+def _failures(results: Path) -> list[tuple[str, str]]:
+    out = []
+    for name in ("throughput", "latency", "recall", "extraction", "backfill", "scaling"):
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads((results / f"{FILES.get(name, name)}.json").read_text())
+            if data.get("error"):
+                out.append((name, str(data["error"])))
+    return out
 
 
 def _fmt(value: Any, unit: str = "") -> str:
@@ -170,6 +182,7 @@ def markdown(results: Path, *, suite_seconds: float | None = None) -> str:
     )
     lines = ["| benchmark | measured | goal | met |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in _rows(results)]
+    lines += [f"| {name} | **failed**: {error[:200]} | | **no** |" for name, error in _failures(results)]
     out = "\n".join(lines) + "\n"
     grid = scaling_table(results)
     if grid:

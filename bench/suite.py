@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -186,11 +187,17 @@ def run(names: list[str], params: Params, results: Path, *, readme: Path | None)
         ),
     }
     done: dict[str, dict[str, Any]] = {}
+    failures: list[str] = []
     for name in names:
         print(f"[{time.monotonic() - suite_started:6.0f}s] {name} …", file=sys.stderr, flush=True)
         load = load_average()
         started = time.monotonic()
-        body = steps[name]()
+        try:
+            body = steps[name]()
+        except Exception as exc:  # one broken benchmark must not cost the others' figures
+            traceback.print_exc()
+            failures.append(name)
+            body = {"error": f"{type(exc).__name__}: {exc}", "summary": None}
         result = {
             "benchmark": name,
             "machine": machine(load),
@@ -201,7 +208,7 @@ def run(names: list[str], params: Params, results: Path, *, readme: Path | None)
         }
         write_result(RESULT_FILES[name], result, directory=results)
         done[name] = result
-        if name == "scaling":
+        if name == "scaling" and body.get("summary"):
             throughput.plot_scaling(body, results / "scaling.png")
     total = time.monotonic() - suite_started
     print(f"[{total:6.0f}s] done", file=sys.stderr, flush=True)
@@ -241,8 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         params = replace(params, events=args.events)
     if args.results is None and args.quick:
         with tempfile.TemporaryDirectory(prefix="fixmem-bench-quick-") as tmp:
-            run(names, params, Path(tmp), readme=None)
-        return 0
+            done = run(names, params, Path(tmp), readme=None)
+        return 1 if any(r.get("error") for r in done.values()) else 0
     readme = None if args.no_readme or args.quick else RESULTS.parent.parent / "README.md"
-    run(names, params, args.results or RESULTS, readme=readme)
-    return 0
+    done = run(names, params, args.results or RESULTS, readme=readme)
+    return 1 if any(r.get("error") for r in done.values()) else 0
