@@ -100,6 +100,7 @@ class RunConfig:
     commit_events: int = 200  # events per script call (one round trip; Redis runs it atomically)
     commit_bytes: int = 1 << 20  # ... and bytes: a long script would stall live traffic
     parse_processes: int = 1  # files imported in parallel by this many processes (1: in this one)
+    pool_min_bytes: int = 32 << 20  # ... once there is this much to read (starting them costs ~1 s each)
     checkpoint_ttl_seconds: int = 14 * 86400
 
 
@@ -419,15 +420,16 @@ def _planned(
     """Each file's plan, in walk order: resumed from ``done``, or imported — by ``config.parse_processes``
     processes when more than one, at most ``LOOKAHEAD`` files per process ahead of the publisher."""
     pool = None
-    if config.parse_processes > 1 and len(files) > 1:
+    to_read = sum(size for path, _, size, mtime_ns in files if not _resumable(done, path, size, mtime_ns))
+    if config.parse_processes > 1 and len(files) > 1 and to_read >= config.pool_min_bytes:
         pool = ProcessPoolExecutor(
             config.parse_processes, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_child
         )
     window: deque[Future[Planned] | Planned] = deque()
     try:
         for path, root, size, mtime_ns in files:
-            prior = done.get(_absolute(path))
-            if prior is not None and prior.matches(size, mtime_ns):
+            prior = _resumable(done, path, size, mtime_ns)
+            if prior is not None:
                 window.append(Planned(prior, []))
             elif pool is None:
                 window.append(plan_path(path, root, size, mtime_ns, config))
@@ -441,6 +443,12 @@ def _planned(
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _resumable(done: dict[str, FileRecord], path: Path, size: int, mtime_ns: int) -> FileRecord | None:
+    """The checkpoint's record of ``path`` if the file is unchanged since."""
+    prior = done.get(_absolute(path))
+    return prior if prior is not None and prior.matches(size, mtime_ns) else None
 
 
 LOOKAHEAD = 8  # files per parse process planned ahead of publishing (bounds memory under a slow pipeline)

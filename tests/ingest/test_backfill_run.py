@@ -84,7 +84,9 @@ class Recorder:
 def test_every_event_is_published_once_with_its_checkpoint(
     redis_client: redis.Redis, corpus: Path, processes: int
 ) -> None:
-    result = run_backfill(redis_client, [corpus], config(parse_processes=processes), run_key=KEY)
+    result = run_backfill(
+        redis_client, [corpus], config(parse_processes=processes, pool_min_bytes=0), run_key=KEY
+    )
     in_stream = stream_events(redis_client)
     assert sorted(in_stream.values()) == sorted(expected_events(corpus))
     assert sorted(s.stream_id for s in result.sent) == sorted(in_stream)
@@ -104,7 +106,7 @@ def test_an_interrupted_run_resumes_without_publishing_a_file_twice(
 ) -> None:
     stop = threading.Event()
     first = run_backfill(
-        redis_client, [corpus], config(commit_events=1, parse_processes=2), run_key=KEY,
+        redis_client, [corpus], config(commit_events=1, parse_processes=2, pool_min_bytes=0), run_key=KEY,
         listener=Recorder(after=5, action=stop.set), stop=stop,
     )  # fmt: skip
     assert first.interrupted and 5 <= len(first.records) < 29
