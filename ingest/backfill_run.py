@@ -426,6 +426,7 @@ def _planned(
             config.parse_processes, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_child
         )
     window: deque[Future[Planned] | Planned] = deque()
+    finished = False
     try:
         for path, root, size, mtime_ns in files:
             prior = _resumable(done, path, size, mtime_ns)
@@ -440,9 +441,10 @@ def _planned(
                 yield head.result() if isinstance(head, Future) else head
         for head in window:
             yield head.result() if isinstance(head, Future) else head
+        finished = True
     finally:
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        if pool is not None:  # stopped early: do not wait for parses nobody will publish
+            pool.shutdown(wait=finished, cancel_futures=True)
 
 
 def _resumable(done: dict[str, FileRecord], path: Path, size: int, mtime_ns: int) -> FileRecord | None:
