@@ -11,7 +11,7 @@ Layout::
     fixmem:turns                      stream   live turn events (field ``event``)       [setting]
     fixmem:turns:backfill             stream   replayed turns, read after live ones     [setting]
     fixmem:dead                       stream   dead letters                             [setting]
-    fixmem:batch:<job id>             hash     stream id -> raw event (+ ``stream``); deleted when done
+    fixmem:batch:<job id>             hash     stream id -> raw event (+ ``stream``, ``present``), until done
     fixmem:lock:project:<digest>      string   lease lock around one project's store write
     fixmem:reaper:seen:<job id>       string   when the reaper first saw a job stuck between dequeue and start
     fixmem:reaper:abandoned:<job id>  string   how many times a job's worker died under it
@@ -44,6 +44,8 @@ DEFAULT_BACKFILL_QUEUE: Final = f"{PREFIX}-backfill"
 EVENT_FIELD: Final = b"event"
 # The field of a batch hash that names the stream its events came from (the others are stream ids).
 BATCH_STREAM_FIELD: Final = b"stream"
+# The field where a job's first attempt saves which of its entry ids the logs already held (JSON list).
+BATCH_PRESENT_FIELD: Final = b"present"
 
 # Fleet counters (hashes; see the module docstring).
 METRICS_EVENTS: Final = f"{PREFIX}:metrics:events"

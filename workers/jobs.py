@@ -12,7 +12,10 @@ the same MULTI/EXEC as the enqueue. The job:
    batch hash (which marks the batch done).
 
 A store error raises (RQ retries the job with backoff, then keeps it in the failed registry with its batch
-hash intact). A crash anywhere re-runs the job: entries already written come back as duplicates.
+hash intact). A crash anywhere re-runs the job: entries already written come back as duplicates of the
+store, so before its first append the job saves in the batch hash which of its entry ids the logs already
+held (``present``); a re-run counts the others as ``recorded`` — they were written by an attempt that died
+before its counters — and the fleet counters keep matching the logs.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import redis
 
 from ingest import dead_letters, keys
@@ -125,13 +129,22 @@ def tally(
     *,
     written_at: float,
     duration_seconds: float,
+    present: Collection[str] | None = None,
 ) -> BatchReport:
     """The BatchReport of a batch from its decisions and the store's answers (pure).
 
     Per entry id, the first event whose entry the store added is ``recorded``; the others, and all
-    events of ids the store already had, are ``duplicate``. Latency = ``written_at`` - publish time.
+    events of ids the store already had, are ``duplicate`` — except, given ``present`` (the ids the logs
+    held before this batch's first attempt), an id the store already had but that was not present then:
+    an earlier attempt of this batch wrote it and died before counting it, so it is ``recorded`` now.
+    Latency = ``written_at`` - publish time.
     """
     added = {e.id: e for r in results for e in r.added}
+    if present is not None:  # written by an attempt that died before its counters
+        earlier = {i for r in results for i in r.duplicates if i not in present}
+        added.update(
+            {d.entry.id: d.entry for d in decisions if d.entry is not None and d.entry.id in earlier}
+        )
     events: Counter[str] = Counter()
     entries: Counter[str] = Counter()
     latencies: list[float] = []
@@ -172,11 +185,19 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
         log.info("batch %s is already done (no events waiting)", batch_id)
         return BatchReport(duration_seconds=time.perf_counter() - started)
     origin = text(raw.pop(keys.BATCH_STREAM_FIELD, b""))
+    saved = raw.pop(keys.BATCH_PRESENT_FIELD, None)
     items = sorted(((text(k), v) for k, v in raw.items()), key=lambda kv: parse_stream_id(kv[0]))
     decisions = decide(items, enabled=ctx.enabled, limits=ctx.limits, max_bytes=ctx.max_event_bytes)
+    present = _present_before(ctx, key, decisions, saved)
+    if present is None:
+        log.info("batch %s was finished by another run meanwhile", batch_id)
+        return BatchReport(duration_seconds=time.perf_counter() - started)
     decisions, results = _append(ctx, decisions)
     written_at = ctx.clock()
-    report = tally(decisions, results, written_at=written_at, duration_seconds=time.perf_counter() - started)
+    report = tally(
+        decisions, results, written_at=written_at, duration_seconds=time.perf_counter() - started,
+        present=present,
+    )  # fmt: skip
     with ctx.client.pipeline(transaction=True) as pipe:
         record(pipe, report)
         for d in decisions:
@@ -186,6 +207,40 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
         pipe.delete(key)
         pipe.execute()
     return report
+
+
+_SAVE_PRESENT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('HGET', KEYS[1], ARGV[1])
+"""
+
+
+def _present_before(
+    ctx: WorkerContext, key: str, decisions: Sequence[Decision], saved: bytes | None
+) -> frozenset[str] | None:
+    """The batch's entry ids the logs held before its first attempt; None when the batch is gone.
+
+    The first attempt reads the logs (no lock: only a re-published copy of the same turn, written in
+    between by another worker, could make it count that entry twice) and saves the answer in the batch
+    hash, only while the hash exists; later attempts use the saved answer. Raises StoreError, RedisError.
+    """
+    if saved is not None:
+        return frozenset(orjson.loads(saved))
+    wanted: dict[tuple[str, str], set[str]] = {}
+    for d in decisions:
+        if d.entry is not None:
+            wanted.setdefault((d.owner, d.project_key), set()).add(d.entry.id)
+    if not wanted:
+        return frozenset()
+    present = sorted(
+        entry.id
+        for (owner, project_key), ids in wanted.items()
+        for entry in ctx.store.read(owner, project_key).entries
+        if entry.id in ids
+    )
+    stored = ctx.client.eval(_SAVE_PRESENT, 1, key, keys.BATCH_PRESENT_FIELD, orjson.dumps(present))
+    return None if stored is None else frozenset(orjson.loads(stored))
 
 
 def _append(ctx: WorkerContext, decisions: list[Decision]) -> tuple[list[Decision], list[AppendResult]]:
