@@ -239,8 +239,11 @@ def copy_config(options: Options, settings: Settings, k: int, phase: str) -> Run
         group=settings.group,
         project=project,
         rate=settings.backfill_rate,
+        queue=settings.backfill_queue,
         max_backlog=settings.backfill_max_backlog,
+        max_queued_jobs=settings.backfill_max_queued_jobs,
         parse_processes=parse_processes(settings.backfill_parse_processes),
+        parse_nice=settings.backfill_nice,  # the command nices itself; here only its parse processes
     )
 
 
@@ -340,7 +343,9 @@ def run(options: Options) -> dict[str, Any]:
         "backfill_job_max_events": settings.backfill_job_max_events,
         "rate_limit_events_per_s": settings.backfill_rate,
         "max_backlog_events": settings.backfill_max_backlog,
+        "max_queued_jobs": settings.backfill_max_queued_jobs,
         "parse_processes": parse_processes(settings.backfill_parse_processes),
+        "parse_nice": settings.backfill_nice,
         "files_walked": len(records),
         "log_files": len(logs),
         "trajectories": trajectories,

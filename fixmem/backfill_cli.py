@@ -204,11 +204,15 @@ def backfill_command(
         project=project,
         since=since_ts,
         rate=settings.backfill_rate,
+        queue=settings.backfill_queue,
         max_backlog=settings.backfill_max_backlog,
+        max_queued_jobs=settings.backfill_max_queued_jobs,
         parse_processes=parse_processes(settings.backfill_parse_processes),
     )
     absolute = [Path(os.path.abspath(p)).as_posix() for p in paths]
     key = run_key(absolute, format=format_, owner=owner, project=project, since=since)
+    if settings.backfill_nice and not dry_run:
+        os.nice(settings.backfill_nice)  # behind live traffic on a shared host too (parsing is the CPU)
     client = None if dry_run else wiring.redis_client(settings)
     store = None if dry_run else wiring.make_store(settings, None)  # reads only: no lock
     probe = PresenceProbe(store) if store is not None else None

@@ -77,10 +77,12 @@ class Settings(BaseModel):
 
     # Backfill (issue 6): `fixmem backfill` publishes to backfill_stream, within these limits
     backfill_rate: float = Field(default=500.0, ge=0)  # events/s; 0: no limit
-    backfill_max_backlog: int = Field(default=200, ge=1)  # this run's events the consumer has not read yet
+    backfill_max_backlog: int = Field(default=50, ge=1)  # this run's events the consumer has not read yet
+    backfill_max_queued_jobs: int = Field(default=20, ge=1)  # backfill jobs waiting for a worker
     backfill_wait_seconds: float = Field(default=600.0, ge=0)  # how long to wait for the entries
     backfill_job_max_events: int = Field(default=25, ge=1)  # events per backfill job (jobs span projects)
     backfill_parse_processes: int = Field(default=0, ge=0, le=64)  # 0: one per CPU, at most 4
+    backfill_nice: int = Field(default=10, ge=0, le=19)  # `fixmem backfill` lowers its CPU priority by this
 
     # The memory itself
     fix_memory_enabled: bool = True

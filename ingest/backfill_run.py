@@ -38,6 +38,7 @@ from typing import NamedTuple, Protocol
 
 import orjson
 import redis
+from rq import Queue
 from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
 
@@ -96,11 +97,14 @@ class RunConfig:
     project: str | None = None
     since: float | None = None
     rate: float = 0.0
-    max_backlog: int = 200
+    queue: str = keys.DEFAULT_BACKFILL_QUEUE
+    max_backlog: int = 50  # of this run's events not yet read by the consumer
+    max_queued_jobs: int = 20  # backfill jobs waiting for a worker
     commit_events: int = 200  # events per script call (one round trip; Redis runs it atomically)
     commit_bytes: int = 1 << 20  # ... and bytes: a long script would stall live traffic
     parse_processes: int = 1  # files imported in parallel by this many processes (1: in this one)
     pool_min_bytes: int = 32 << 20  # ... once there is this much to read (starting them costs ~1 s each)
+    parse_nice: int = 0  # added to the parse processes' niceness: live work gets the CPU first
     checkpoint_ttl_seconds: int = 14 * 86400
 
 
@@ -235,6 +239,8 @@ class _Publisher:
         )
         self.script = client.register_script(_PUBLISH)
         self.outstanding: deque[tuple[int, int]] = deque()  # this run's ids not yet read by the consumer
+        self.queue_key = Queue(config.queue, connection=client).key
+        self._queued = 0
         self.parts: list[_Part] = []
         self.size = 0
         self.count = 0
@@ -297,29 +303,40 @@ class _Publisher:
         return ids, records
 
     def _wait_for_room(self, incoming: int) -> None:
-        """Sleep for the rate limit, then while the consumer is ``max_backlog`` events behind this run."""
+        """Sleep for the rate limit, then while the pipeline is too far behind (see ``_behind``)."""
         delay = self.bucket.take(incoming, self.clock())
         if delay > 0:
             self.stop.wait(delay)
-        stalled_since = self.clock()
+        progress_at = self.clock()
+        last_seen: tuple[int, int] | None = None
         warned = False
-        while len(self.outstanding) + incoming > self.config.max_backlog and self.outstanding:
-            before = len(self.outstanding)
-            self._forget_delivered()
-            if len(self.outstanding) + incoming <= self.config.max_backlog:
-                break
-            if len(self.outstanding) < before:
-                stalled_since = self.clock()
-            elif not warned and self.clock() - stalled_since > STALL_WARNING_SECONDS:
+        while (behind := self._behind(incoming)) is not None:
+            if (len(self.outstanding), self._queued) != last_seen:
+                last_seen, progress_at = (len(self.outstanding), self._queued), self.clock()
+            elif not warned and self.clock() - progress_at > STALL_WARNING_SECONDS:
                 warned = True
                 log.warning(
-                    "no consumer has read %s for %.0fs: is `fixmem up` (or `fixmem ingest`) running?",
-                    self.config.stream, STALL_WARNING_SECONDS,
+                    "the pipeline has not moved for %.0fs (%s): is `fixmem up` (or `fixmem ingest` and "
+                    "`fixmem worker`) running?",
+                    STALL_WARNING_SECONDS, behind,
                 )  # fmt: skip
-            self.listener.waiting(f"pipeline is {len(self.outstanding)} events behind")
+            self.listener.waiting(behind)
             if self.stop.wait(0.1):
                 break  # interrupted: publish this last part (atomic) and let the caller stop
         self.listener.waiting(None)
+
+    def _behind(self, incoming: int) -> str | None:
+        """Why publishing ``incoming`` more events must wait, or None: more than ``max_backlog`` of this
+        run's events unread by the consumer, or more than ``max_queued_jobs`` jobs waiting for a worker
+        (their events sit in Redis: together the two bound the memory a backfill holds there)."""
+        if self.outstanding and len(self.outstanding) + incoming > self.config.max_backlog:
+            self._forget_delivered()
+            if self.outstanding and len(self.outstanding) + incoming > self.config.max_backlog:
+                return f"consumer is {len(self.outstanding)} events behind"
+        self._queued = int(self.client.llen(self.queue_key))
+        if self._queued > self.config.max_queued_jobs:
+            return f"{self._queued} backfill jobs wait for a worker"
+        return None
 
     def _forget_delivered(self) -> None:
         last = _last_delivered(self.client, self.config.stream, self.config.group)
@@ -409,9 +426,12 @@ def plan_path(path: Path, root: Path, size: int, mtime_ns: int, config: RunConfi
     return Planned(dataclasses.replace(record, sent=sent), [e.to_wire() for e in events], size)
 
 
-def _quiet_child() -> None:
-    """Parse processes leave Ctrl-C to the parent (which stops after the file being published)."""
+def _parse_process(nice: int) -> None:
+    """Parse processes leave Ctrl-C to the parent (which stops after the file being published) and yield
+    the CPU to live work by ``nice``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if nice:
+        os.nice(nice)
 
 
 def _planned(
@@ -423,7 +443,10 @@ def _planned(
     to_read = sum(size for path, _, size, mtime_ns in files if not _resumable(done, path, size, mtime_ns))
     if config.parse_processes > 1 and len(files) > 1 and to_read >= config.pool_min_bytes:
         pool = ProcessPoolExecutor(
-            config.parse_processes, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_child
+            config.parse_processes,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_parse_process,
+            initargs=(config.parse_nice,),
         )
     window: deque[Future[Planned] | Planned] = deque()
     finished = False

@@ -101,6 +101,7 @@ def env(pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch) -> Pipeline:
     """The in-process CLI talks to the module's pipeline."""
     monkeypatch.setenv("FIXMEM_REDIS_URL", pipeline.url)
     monkeypatch.setenv("FIXMEM_DATA_DIR", str(pipeline.data_dir))
+    monkeypatch.setenv("FIXMEM_BACKFILL_NICE", "0")  # in-process: do not renice the test session
     return pipeline
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 import redis
+from rq import Queue
 from rq.job import Job
 from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
@@ -284,3 +285,33 @@ def test_follow_reports_each_stage_until_settled(redis_client: redis.Redis, corp
 
 def _job(client: redis.Redis, job_id: str) -> Job:
     return Job.fetch(job_id, connection=client, serializer=JSONSerializer)
+
+
+def test_publishing_waits_while_too_many_backfill_jobs_wait_for_a_worker(
+    redis_client: redis.Redis, corpus: Path
+) -> None:
+    """Unread events and queued jobs both hold events in Redis: the run bounds both."""
+    recorder = Recorder()
+    results: list[RunResult] = []
+    cfg = config(max_backlog=1000, max_queued_jobs=2, commit_events=1)
+    run = threading.Thread(
+        target=lambda: results.append(run_backfill(redis_client, [corpus], cfg, listener=recorder))
+    )
+    consumer = consume(redis_client)  # jobs of at most 3 events
+    queue = Queue(keys.DEFAULT_BACKFILL_QUEUE, connection=redis_client, serializer=JSONSerializer)
+    run.start()
+    deadline = time.monotonic() + 30
+    while not any(m and "wait for a worker" in m for m in recorder.messages) and time.monotonic() < deadline:
+        consumer.cycle(block=False)
+        time.sleep(0.02)
+    waits = [
+        int(m.split()[0]) for m in recorder.messages if m and m.endswith("backfill jobs wait for a worker")
+    ]
+    assert waits and min(waits) > 2  # more than max_queued_jobs
+    assert run.is_alive() and len(stream_events(redis_client)) < len(expected_events(corpus))
+    while run.is_alive() and time.monotonic() < deadline:  # workers take the jobs: publishing goes on
+        consumer.cycle(block=False)
+        queue.empty()
+        time.sleep(0.02)
+    run.join(timeout=1)
+    assert not run.is_alive() and len(results[0].sent) == len(expected_events(corpus))
