@@ -96,6 +96,10 @@ class QuerySpec(_Strict):
     forbidden: tuple[str, ...] = ()  # must never be returned (superseded)
     decoys: tuple[str, ...] = ()  # grade 0: share words, mean something else (documentation)
     regressed: tuple[str, ...] = ()  # when returned, must carry the regressed flag
+    # Pins the query to one half of the eval (``fixmem.eval_recall.assign_splits``). Queries added after
+    # the weights were tuned are pinned to "held_out", which also leaves the other queries' halves as
+    # they were; None: the half is assigned by hash.
+    split: Literal["tune", "held_out"] | None = None
     note: str = ""
 
     @property

@@ -48,10 +48,11 @@ class Thresholds:
 
 
 GOALS = Thresholds(mrr=0.90, hit_at_5=0.97, abstention=1.0, leaks=0)  # issue 9
-# The suite fails below these. They sit a little under what the tuned store measures (MRR 0.891,
-# hit@5 0.891, abstention 0.956, leaks 0), because the goals are not reached with ranking weights alone
-# (see docs/decisions.md, "Recall evaluation"); raise them to 0.85 / 0.93 / 1.0 when they are.
-FLOORS = Thresholds(mrr=0.87, hit_at_5=0.87, abstention=0.95, leaks=0)
+# The suite fails below these (docs/decisions.md, "Recall evaluation", phase 2). The store measures
+# MRR 0.951, hit@5 0.951, abstention 0.982 (56 of 57 probes), leaks 0 on all 180 queries: MRR meets its
+# goal, so its floor sits a little under the goal; hit@5 and abstention do not, so theirs sit a little
+# under the measured figures (abstention 0.97: one more answered probe fails the suite).
+FLOORS = Thresholds(mrr=0.88, hit_at_5=0.93, abstention=0.97, leaks=0)
 
 
 # --- per-query metrics (pure) ---------------------------------------------------------------------
@@ -96,11 +97,18 @@ def split_of(query_id: str) -> str:
 
 
 def assign_splits(queries: Sequence[QuerySpec]) -> dict[str, Split]:
-    """Tuning / held-out halves, stratified: within each category, by hash order, alternately. Pure."""
+    """Tuning / held-out halves, stratified: within each category, by hash order, alternately. Pure.
+
+    A query that pins its half (``split``) gets it and takes no part in the alternation, so pinned
+    queries added later change no other query's half.
+    """
     by_category: dict[str, list[str]] = defaultdict(list)
-    for query in queries:
-        by_category[query.category].append(query.id)
     splits: dict[str, Split] = {}
+    for query in queries:
+        if query.split is not None:
+            splits[query.id] = query.split
+        else:
+            by_category[query.category].append(query.id)
     for ids in by_category.values():
         for i, query_id in enumerate(sorted(ids, key=split_of)):
             splits[query_id] = "tune" if i % 2 == 0 else "held_out"
@@ -291,6 +299,20 @@ def build_report(scores: Sequence[QueryScore], info: Mapping[str, Any] | None = 
     )
 
 
+def expected_supersessions(queries: Sequence[QuerySpec]) -> dict[str, str]:
+    """``{older label: newer label}`` the dataset expects the store to reconcile. Pure.
+
+    Read from the ``superseded`` queries: the ``forbidden`` entry is the older duplicate and the
+    ``expected`` one the entry that replaces it.
+    """
+    pairs: dict[str, str] = {}
+    for query in queries:
+        if query.category == "superseded":
+            for older in query.forbidden:
+                pairs[older] = query.expected[0]
+    return pairs
+
+
 def expected_stale(project: ProjectData, entry: EntrySpec) -> bool:
     """Whether the store should mark ``entry`` stale: its commit or one of its files is gone."""
     spec = project.spec
@@ -435,6 +457,7 @@ def evaluate(
         "budget_tokens": budget_tokens,
         "now": now,
         "superseded_by_store": dict(sorted(built.superseded.items())),
+        "superseded_expected": dict(sorted(expected_supersessions(built.dataset.queries).items())),
         "weights": asdict(weights or built.store.weights),
     }
     return build_report(scores, info)

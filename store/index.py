@@ -3,8 +3,12 @@
 On disk the index is ``{id: [keywords...]}`` (``<project-safe>.index.json``); an entry's keywords are the
 unique tokens of its task, solution, errors and symbols. In memory, ``LexicalIndex`` turns the keyword
 lists into postings (token → rows), so a query's overlap with every entry is a few vectorized
-scatter-adds, weighted by smoothed inverse document frequency
-``idf(t) = ln(1 + n / df(t))`` (a token in every entry weighs ln 2 ≈ 0.69; a unique one ln(1 + n)).
+scatter-adds, weighted by BM25's inverse document frequency ``idf(t) = ln(1 + (n - df + 0.5) / (df +
+0.5))``: a token in every entry (``changed``, ``tests``, ``passed`` of the solution boilerplate) weighs
+~0 (ln(1 + 0.5 / (n + 0.5))), a token in one entry ln(1 + (n - 0.5) / 1.5), an unknown one ln(2n + 2).
+Keywords and query tokens are compared in their match forms (``store.tokenize.match_form``: stem, then
+coding lexicon), so ``retries``/``retrying`` and ``segfault``/``panic`` meet; the on-disk keywords stay
+plain tokens.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from store.entry import FixEntry
-from store.tokenize import tokenize, unique
+from store.tokenize import match_forms, tokenize, unique
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -53,12 +57,17 @@ def usable_index(index: Any, ids: Sequence[str]) -> Mapping[str, list[str]] | No
     return index
 
 
+def idf(n: int, df: int) -> float:
+    """Inverse document frequency of a word in ``df`` of ``n`` entries (BM25's, never negative)."""
+    return math.log1p((n - df + 0.5) / (df + 0.5))
+
+
 @dataclass(frozen=True)
 class Overlap:
     """IDF-weighted overlap of one query with every entry, each array shaped ``(n,)``, in 0..1."""
 
     jaccard: FloatArray  # w(Q ∩ E) / w(Q ∪ E)
-    coverage: FloatArray  # w(Q ∩ E) / w(Q): how much of the query the entry covers
+    coverage: FloatArray  # w(Q ∩ E) / max(w(Q), floor): how much of the query the entry covers
 
 
 class LexicalIndex:
@@ -69,37 +78,44 @@ class LexicalIndex:
     """
 
     def __init__(self, keyword_lists: Sequence[Sequence[str]]) -> None:
-        """Build from one keyword list per entry (row order = entry order)."""
+        """Build from one keyword list per entry (row order = entry order); keywords are match-formed."""
         self.size = n = len(keyword_lists)
         rows_of: dict[str, list[int]] = {}
         for row, words in enumerate(keyword_lists):
-            for word in set(words):
+            for word in set(match_forms(words)):
                 rows_of.setdefault(word, []).append(row)
         self.postings: dict[str, npt.NDArray[np.intp]] = {
             w: np.array(r, dtype=np.intp) for w, r in rows_of.items()
         }
-        self.idf: dict[str, float] = {w: math.log1p(n / len(r)) for w, r in rows_of.items()}
-        self.unknown_idf = math.log1p(max(n, 1))
+        self.idf: dict[str, float] = {w: idf(n, len(r)) for w, r in rows_of.items()}
+        self.unknown_idf = idf(n, 0)
         weight = np.zeros(n, dtype=np.float64)
         for word, rows in self.postings.items():
             weight[rows] += self.idf[word]
         self.entry_weight: FloatArray = weight
 
-    def overlap(self, query_tokens: Sequence[str]) -> Overlap:
-        """Weighted Jaccard and coverage of the query's unique tokens against every entry."""
-        words = unique(list(query_tokens))
+    def overlap(self, query_tokens: Sequence[str], *, min_query_words: float = 0.0) -> Overlap:
+        """Weighted Jaccard and coverage of the query's unique match forms against every entry.
+
+        Coverage is measured against a query weight of at least ``min_query_words`` distinctive words
+        (each weighing the idf of a word found in one entry, so the floor scales with the project's
+        size): a query of one or two common words ("fix the bug in the test" is the single keyword
+        ``test``) carries too little evidence to cover an entry completely.
+        """
+        min_query_weight = min_query_words * idf(self.size, 1) if self.size else 0.0
+        words = unique(match_forms(query_tokens))
         shared = np.zeros(self.size, dtype=np.float64)
         query_weight = 0.0
         for word in words:
-            idf = self.idf.get(word)
-            if idf is None:
+            weight = self.idf.get(word)
+            if weight is None:
                 query_weight += self.unknown_idf
                 continue
-            query_weight += idf
-            shared[self.postings[word]] += idf
+            query_weight += weight
+            shared[self.postings[word]] += weight
         if not words or self.size == 0:
             return Overlap(np.zeros(self.size), np.zeros(self.size))
         union = query_weight + self.entry_weight - shared
         jaccard = np.divide(shared, union, out=np.zeros(self.size), where=union > 0)
-        coverage = shared / query_weight
+        coverage = shared / max(query_weight, min_query_weight)
         return Overlap(jaccard, coverage)

@@ -6,7 +6,8 @@ tune them with a labelled set and pass them in. The score of entry *e* for query
     relevance = jaccard·J + coverage·C + files·F + errors·E + vector·max(cos, 0)
 
     J   IDF-weighted Jaccard of query and entry keywords              (store.index)
-    C   IDF-weighted share of the query's keywords the entry holds    (store.index)
+    C   IDF-weighted share of the query's keywords the entry holds, measured against a query weight
+        of at least ``coverage_min_words`` distinctive words           (store.index)
     F   share of the query's files the entry touched                  (paths normalized, 0 if none asked)
     E   1 for a shared error signature, ``error_type`` for the same error type only, else 0
     cos hashed-vector cosine of query and the entry's task + errors   (store.vectors)
@@ -37,17 +38,23 @@ class RankingWeights:
     """Weights and thresholds of recall ranking (see the module docstring for the formula).
 
     The first seven were set with the recall eval (``fixmem eval``, ``evals/tune_recall.py``: random
-    search on the tuning half of the queries, checked on the held-out half); before/after figures are in
-    docs/decisions.md under "Recall evaluation". Change them only with the eval's figures in hand.
+    search on the tuning half of the queries, the median of the best ten, checked on the held-out half);
+    before/after figures are in docs/decisions.md under "Recall evaluation". Change them only with the
+    eval's figures in hand.
     """
 
-    jaccard: float = 0.815
-    coverage: float = 0.238
-    files: float = 0.093
-    errors: float = 0.52
-    error_type: float = 0.747  # share of ``errors`` given when only the error type matches
-    vector: float = 0.554
-    min_score: float = 0.33  # below this an entry is not relevant and is not returned
+    jaccard: float = 0.864
+    coverage: float = 0.702
+    files: float = 0.328
+    errors: float = 0.364
+    error_type: float = 0.261  # share of ``errors`` given when only the error type matches
+    vector: float = 0.394
+    min_score: float = 0.465  # below this an entry is not relevant and is not returned
+    # Coverage divides by max(the query's keyword IDF mass, this many times the idf of a word found in
+    # one entry): a query of one common keyword ("fix the bug in the test" -> ``test``) cannot cover an
+    # entry "completely". In units of a distinctive word, not nats, so that it means the same in a
+    # project of 1 entry and of 500 (a fixed 6 nats left a one-entry project unable to recall anything).
+    coverage_min_words: float = 2.0
     fixed_factor: float = 1.0
     partial_factor: float = 0.85
     unverified_factor: float = 0.75

@@ -5,24 +5,39 @@ Rules, in order:
 1. Words are runs of unicode word characters (``\\w+``): paths, dotted names and punctuation split.
 2. A word is split into parts at underscores and at ASCII camelCase boundaries
    (``getUserById`` → ``get``, ``user``, ``by``, ``id``; ``HTTPServerError`` → ``http``, ``server``,
-   ``error``). A compound word is also kept whole, so identifiers and error type names survive
+   ``error``); an acronym's plural ``s`` is dropped, not split off (``JWTs`` → ``jwt``, ``getURLs`` →
+   ``get``, ``url``). A compound word is also kept whole, so identifiers and error type names survive
    (``ValueError`` → ``valueerror``, ``value``, ``error``; ``get_user`` → ``get_user``, ``get``, ``user``).
 3. Runs of CJK characters (no spaces between words) become overlapping character bigrams
    (``日本語`` → ``日本``, ``本語``), the usual trick for unsegmented scripts.
 4. Everything is case-folded. Stopwords (English function words and the filler of every task, such as
    ``fix``, ``bug``, ``please``), one-character tokens and numbers under three digits are dropped.
 
-Order is kept and duplicates are kept (callers that want a set make one).
+Order is kept and duplicates are kept (callers that want a set make one). These tokens are what the
+on-disk index holds.
+
+Matching compares *match forms* (``match_form``), not tokens: the Porter2 stem of an ASCII word
+(``retrying``, ``retries`` → ``retri``; ``segfaults`` → ``segfault``), then the name of its group in the
+coding lexicon (``store.lexicon``: ``segfault`` → ``crash``, ``cfg`` → ``config``). Keyword overlap and
+hashed vectors both use them, for index keywords and queries alike; the index on disk keeps the plain
+tokens, so logs and indexes written before (or by another version of) the rules need no rewrite.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Iterable
 from functools import lru_cache
+
+import Stemmer
+
+from store.lexicon import groups
 
 _WORD = re.compile(r"\w+")
 _CJK_RUN = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[0-9A-Z])(?=[A-Z][a-z])")
+_ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})s(?![a-z])")  # JWTs, URLs, IDs: the s is no new word
 
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are as at be because been before being
@@ -41,7 +56,8 @@ def _parts(word: str) -> list[str]:
     parts: list[str] = []
     for chunk in word.split("_"):
         if chunk:
-            parts.extend(_CAMEL_BOUNDARY.sub(" ", chunk).split())
+            singular = _ACRONYM_PLURAL.sub(r"\1", chunk)
+            parts.extend(_CAMEL_BOUNDARY.sub(" ", singular).split())
     return parts
 
 
@@ -94,3 +110,44 @@ def _plain_tokens(word: str) -> list[str]:
 def unique(tokens: list[str]) -> list[str]:
     """``tokens`` without repeats, first-seen order kept."""
     return list(dict.fromkeys(tokens))
+
+
+_STEMMER = Stemmer.Stemmer("english")  # Porter2 (Snowball), in C; an instance is not thread-safe
+_STEMMER_LOCK = threading.Lock()
+_STEMMABLE = re.compile(r"[a-z]{3,}")
+
+
+def _stem(token: str) -> str:
+    """The Porter2 stem of an ASCII word of 3+ letters; any other token as it is."""
+    if not _STEMMABLE.fullmatch(token):
+        return token
+    with _STEMMER_LOCK:
+        stem: str = _STEMMER.stemWord(token)
+    return stem
+
+
+def _lexicon_map() -> dict[str, str]:
+    """``{stem of a lexicon word: stem of its group name}``; ValueError if a stem is in two groups."""
+    table: dict[str, str] = {}
+    for group in groups():
+        name = _stem(group[0])
+        for word in group:
+            stem = _stem(word)
+            if table.setdefault(stem, name) != name:
+                raise ValueError(f"lexicon word {word!r} (stem {stem!r}) is in two groups")
+    return table
+
+
+LEXICON: dict[str, str] = _lexicon_map()
+
+
+@lru_cache(maxsize=1 << 16)
+def match_form(token: str) -> str:
+    """The form a token is compared in: its stem, mapped to its lexicon group (see the module docstring)."""
+    stem = _stem(token)
+    return LEXICON.get(stem, stem)
+
+
+def match_forms(tokens: Iterable[str]) -> list[str]:
+    """``match_form`` of each token, order and repeats kept."""
+    return [match_form(t) for t in tokens]

@@ -1,11 +1,12 @@
 """Hashed-vector embeddings: deterministic feature hashing of words and character n-grams. Pure.
 
-No model and no network: a text's tokens (``store.tokenize``) and the character trigrams of each token
-(``<timeout>`` → ``<ti``, ``tim``, …, ``ut>``) are hashed (BLAKE2b, so the same text gives the same
-vector in every process) into ``DIM`` signed buckets. The word block and the n-gram block are each
-L2-normalized, blended ``WORD_SHARE : 1 - WORD_SHARE`` and normalized again, so the cosine of two texts
-is the dot product of their vectors. Words carry meaning; the n-grams make ``timeout``/``timeouts``
-and ``login``/``logins`` close without a stemmer.
+No model and no network: the match form of each of a text's tokens (``store.tokenize.match_form``: its
+stem, mapped through the coding lexicon) and the character trigrams of that form (``<timeout>`` →
+``<ti``, ``tim``, …, ``ut>``) are hashed (BLAKE2b, so the same text gives the same vector in every
+process) into ``DIM`` signed buckets. The word block and the n-gram block are each L2-normalized,
+blended ``WORD_SHARE : 1 - WORD_SHARE`` and normalized again, so the cosine of two texts is the dot
+product of their vectors. Words carry meaning; the n-grams bring related forms the stemmer keeps apart
+close (``fetchjson``/``fetch``, ``cancellationtoken``/``cancel``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
+
+from store.tokenize import match_form
 
 DIM = 1024  # buckets, a power of two: 4 KiB per entry; unrelated texts' cosine noise ~ 1/sqrt(DIM)
 NGRAM = 3
@@ -47,8 +50,9 @@ def _token_features(token: str) -> tuple[bytes, bytes, bytes, bytes, int]:
     float64 bytes) and the n-gram count. Memoized, and packed so that a batch is one ``join`` away from
     a numpy array (building arrays from Python lists cost more than the hashing).
     """
-    word_bucket, word_sign = _bucket("w:" + token)
-    grams = [_bucket(g) for g in _ngrams(token)]
+    form = match_form(token)
+    word_bucket, word_sign = _bucket("w:" + form)
+    grams = [_bucket(g) for g in _ngrams(form)]
     return (
         np.array([word_bucket], dtype=np.int64).tobytes(),
         np.array([word_sign], dtype=np.float64).tobytes(),

@@ -342,7 +342,7 @@ class ProjectView:
         weights: RankingWeights,
     ) -> Signals:
         """Every match signal of one query against every entry."""
-        overlap = self.lexical.overlap(query_tokens)
+        overlap = self.lexical.overlap(query_tokens, min_query_words=weights.coverage_min_words)
         cosine = dot_rows(self.vectors, query_vector)
         return Signals(
             jaccard=overlap.jaccard,

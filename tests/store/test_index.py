@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from store.index import LexicalIndex, build_index, keywords, usable_index
+from store.index import LexicalIndex, build_index, idf, keywords, usable_index
 from tests.store.factories import make_entry
 
 
@@ -47,9 +47,14 @@ def test_overlap_is_weighted_by_rarity() -> None:
     common = lexical.overlap(["login"])
     assert rare.coverage.tolist() == [1.0, 0.0, 0.0]
     assert common.coverage.tolist() == [1.0, 1.0, 1.0]
-    # "login" is in every entry (idf ln 2), "timeout" in one (idf ln 4): a shared rare word weighs more.
+    # "login" is in every entry (BM25 idf ln(1 + 0.5/3.5)), "timeout" in one (ln(1 + 2.5/1.5)): a shared
+    # rare word weighs more, and a word every entry holds almost nothing.
     assert rare.jaccard[0] > common.jaccard[0]
-    idf_login, idf_timeout = math.log1p(1.0), math.log1p(3.0)
+    idf_login, idf_timeout = math.log1p(0.5 / 3.5), math.log1p(2.5 / 1.5)
+    assert (lexical.idf["login"], lexical.idf["timeout"]) == (
+        pytest.approx(idf_login),
+        pytest.approx(idf_timeout),
+    )
     assert common.jaccard[0] == pytest.approx(idf_login / (idf_login + idf_timeout))
 
 
@@ -71,6 +76,46 @@ def test_overlap_table(query: list[str], jaccard: list[float], coverage: list[fl
 def test_unknown_query_words_lower_coverage() -> None:
     lexical = LexicalIndex([["a", "b"], ["c"]])
     assert 0.0 < lexical.overlap(["a", "zzz"]).coverage[0] < 1.0
+
+
+def test_keywords_and_queries_meet_in_their_match_forms() -> None:
+    """Inflections and lexicon synonyms match (both sides are match-formed); the idf is per form."""
+    lexical = LexicalIndex([["retries", "payout"], ["segfaults", "parser"], ["cache"]])
+    assert lexical.overlap(["retrying", "payouts"]).coverage.tolist() == [1.0, 0.0, 0.0]
+    assert lexical.overlap(["panicked", "parsers"]).coverage.tolist() == [0.0, 1.0, 0.0]
+    assert set(lexical.idf) == {"retri", "payout", "crash", "parser", "cach"}
+
+
+@pytest.mark.parametrize(
+    ("min_query_words", "coverage"),
+    [
+        (0.0, 1.0),  # one word the entry holds: covered "completely"
+        (1.0, 1.0),  # the floor is one distinctive word, which "test" is here: no change
+        (2.0, 0.5),  # too little evidence: coverage scaled down
+    ],
+)
+def test_coverage_is_measured_against_a_minimum_number_of_words(
+    min_query_words: float, coverage: float
+) -> None:
+    lexical = LexicalIndex([["test", "login"], ["pool"], ["cache"]])
+    overlap = lexical.overlap(["test"], min_query_words=min_query_words)
+    assert overlap.coverage[0] == pytest.approx(coverage)
+    assert overlap.jaccard[0] == pytest.approx(lexical.overlap(["test"]).jaccard[0])  # Jaccard unchanged
+
+
+@pytest.mark.parametrize("n", [1, 2, 20, 500])
+def test_the_coverage_floor_means_the_same_at_every_project_size(n: int) -> None:
+    """Two distinctive words cover an entry fully whatever the project's size; a common one does not."""
+    lexical = LexicalIndex([["login", "timeout", "common"], *([["other", "common"]] * (n - 1))])
+    assert lexical.overlap(["login", "timeout"], min_query_words=2.0).coverage[0] == pytest.approx(1.0)
+    if n > 1:
+        assert lexical.overlap(["common"], min_query_words=2.0).coverage[0] < 0.5
+
+
+@pytest.mark.parametrize(("n", "df"), [(1, 0), (1, 1), (2, 1), (23, 1), (23, 23), (500, 1), (500, 500)])
+def test_idf_is_positive_and_falls_with_document_frequency(n: int, df: int) -> None:
+    assert idf(n, df) > 0.0
+    assert idf(n, df) < idf(n, df - 1) if df > 0 else idf(n, 0) == pytest.approx(math.log(2 * n + 2))
 
 
 def test_empty_index() -> None:

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.tokenize import STOPWORDS, tokenize, unique
+from store.lexicon import groups
+from store.tokenize import LEXICON, STOPWORDS, match_form, match_forms, tokenize, unique
 from store.vectors import DIM, cosine, embed, embed_many
 
 
@@ -32,6 +33,9 @@ from store.vectors import DIM, cosine, embed, embed_many
         ("py311 sha256 E0308 TS2345", ["py311", "sha256", "e0308", "ts2345"]),
         ("error:0308010C:digital", ["error", "0308010c", "digital"]),  # a hex code is not camelCase
         ("Http2Server", ["http2server", "http2", "server"]),
+        ("JWTs and URLs", ["jwt", "url"]),  # an acronym's plural s is no camelCase word
+        ("getURLs", ["geturls", "get", "url"]),
+        ("IDsList", ["idslist", "id", "list"]),  # IDs + List
         ("3 passed, 12 failed in 0.5s; HTTP 404", ["passed", "failed", "5s", "http", "404"]),
         ("__init__", ["init"]),
         ("a I x", []),
@@ -62,11 +66,76 @@ def test_unique_keeps_first_seen_order() -> None:
 
 
 @pytest.mark.parametrize(
+    ("words", "same"),
+    [
+        (["retry", "retries", "retrying", "retried"], True),  # the stemmer folds inflections
+        (["invoice", "invoices"], True),
+        (["match", "matches", "matching"], True),
+        (["commit", "commits", "committed"], True),
+        (["crash", "crashes", "panic", "panicked", "segfault", "sigsegv"], True),  # lexicon group
+        (["hang", "hangs", "hung", "stuck"], True),
+        (["config", "configuration", "configured", "cfg", "conf"], True),
+        (["ctx", "context"], True),
+        (["err", "error", "errors"], True),
+        (["timezone", "timezones", "utc", "tz"], True),
+        (["429", "throttled", "throttling"], True),
+        (["crash", "hang"], False),  # two groups stay apart
+        (["set", "config"], False),  # "settings" stems to "set": left out of the lexicon
+        (["page", "pagination"], False),  # "paging" stems to "page": left out
+        (["local", "i18n"], False),  # "locale" stems to "local": left out
+        (["segment", "crash"], False),  # "segmentation" stems to "segment": left out
+        (["author", "permission"], False),  # "authorization" stems to "author": left out
+        (["frozen", "hang"], False),  # Python's frozen dataclasses
+        (["double", "duplicate"], False),  # a float type
+        (["token", "login"], False),
+    ],
+)
+def test_match_form_table(words: list[str], same: bool) -> None:
+    forms = {match_form(w) for w in words}
+    assert (len(forms) == 1) is same, forms
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["get_user", "py311", "0308010c", "ts2345", "über", "登录", "5s", "404", "x_"],
+)
+def test_match_form_leaves_non_words_alone(token: str) -> None:
+    """Only ASCII words of 3+ letters are stemmed: identifiers, codes and other scripts are kept."""
+    assert match_form(token) == token
+
+
+def test_tokens_stay_plain_in_the_index() -> None:
+    """Stemming happens at match time: ``tokenize`` (the on-disk index keywords) does not stem."""
+    assert tokenize("retries invoices segfaults") == ["retries", "invoices", "segfaults"]
+    assert match_forms(tokenize("retries invoices segfaults")) == ["retri", "invoic", "crash"]
+
+
+def test_every_lexicon_word_maps_to_its_group_and_no_word_is_a_stopword() -> None:
+    for group in groups():
+        assert len(group) >= 2, group
+        name = match_form(group[0])
+        for word in group:
+            assert word not in STOPWORDS
+            assert tokenize(word) == [word], word  # the tokenizer keeps it as one token
+            assert match_form(word) == name, (word, group)
+    assert set(LEXICON.values()) == {match_form(g[0]) for g in groups()}
+
+
+@given(st.text(max_size=30))
+def test_match_forms_are_nonempty_and_folded(text: str) -> None:
+    for token in tokenize(text):
+        form = match_form(token)
+        assert form and form == form.casefold()
+
+
+@pytest.mark.parametrize(
     ("a", "b", "low", "high"),
     [
         ("fix login timeout", "fix the login timeout bug", 0.99, 1.01),
         ("KeyError in user serializer", "serializer raises KeyError for user", 0.85, 1.0),
-        ("login timeouts", "login timeout", 0.5, 0.95),  # n-grams bring plural forms close
+        ("login timeouts", "login timeout", 0.99, 1.01),  # the stemmer folds the plural
+        ("server segfaults on startup", "server panics on startup", 0.99, 1.01),  # lexicon group
+        ("fetchJson never returns", "fetch never returns", 0.5, 0.95),  # n-grams: a compound is close
         ("fix login timeout", "add login rate limiting", 0.0, 0.6),
         ("update the readme", "fix login timeout", -0.2, 0.2),
     ],
