@@ -426,12 +426,19 @@ def plan_path(path: Path, root: Path, size: int, mtime_ns: int, config: RunConfi
     return Planned(dataclasses.replace(record, sent=sent), [e.to_wire() for e in events], size)
 
 
-def _parse_process(nice: int) -> None:
-    """Parse processes leave Ctrl-C to the parent (which stops after the file being published) and yield
-    the CPU to live work by ``nice``."""
+def _parse_process(nice: int, parent: int) -> None:
+    """Parse processes leave Ctrl-C to the parent (which stops after the file being published), yield the
+    CPU to live work by ``nice``, and exit when the parent is gone (SIGKILL leaves them no other word)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice:
         os.nice(nice)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _planned(
@@ -446,7 +453,7 @@ def _planned(
             config.parse_processes,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_parse_process,
-            initargs=(config.parse_nice,),
+            initargs=(config.parse_nice, os.getpid()),
         )
     window: deque[Future[Planned] | Planned] = deque()
     finished = False

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +27,7 @@ from ingest.consumer import Consumer, ConsumerConfig, Route
 from ingest.importers import import_file
 from tests.ingest.importers.support import FIXTURES
 
+ROOT = Path(__file__).resolve().parents[2]
 STREAM = keys.DEFAULT_BACKFILL_STREAM
 KEY = "test-run"
 
@@ -315,3 +318,55 @@ def test_publishing_waits_while_too_many_backfill_jobs_wait_for_a_worker(
         time.sleep(0.02)
     run.join(timeout=1)
     assert not run.is_alive() and len(results[0].sent) == len(expected_events(corpus))
+
+
+_SLOW_RUN = """
+import sys
+from pathlib import Path
+import redis
+from ingest.backfill_run import RunConfig, run_backfill
+config = RunConfig(owner="tester", rate=2.0, parse_processes=2, pool_min_bytes=0)
+run_backfill(redis.Redis.from_url(sys.argv[1]), [Path(sys.argv[2])], config, run_key="killed")
+"""
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_parse_processes_exit_when_the_backfill_is_killed(
+    redis_url: str, redis_client: redis.Redis, corpus: Path
+) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_RUN, redis_url, str(corpus)], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:  # the pool (and its tracker)
+            time.sleep(0.05)
+        while not redis_client.exists(keys.backfill_checkpoint("killed")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        children = _children(proc.pid)
+        assert len(children) >= 2
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 15
+    while any(_alive(c) for c in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(c) for c in children), "parse processes outlived their killed parent"
