@@ -52,7 +52,8 @@ from fixmem.backfill_outcomes import PresenceProbe, collect
 from fixmem.demo import demo_turns
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
-from ingest.backfill_run import Drain, RunConfig, RunResult, follow, run_backfill, walk
+from ingest.backfill_follow import Drain, follow
+from ingest.backfill_run import RunConfig, RunResult, run_backfill, walk
 from ingest.importers import import_file
 from ingest.publish import publish_many
 from store import FixStore, entry_id

@@ -38,16 +38,8 @@ from fixmem.backfill_outcomes import Outcomes, PresenceProbe, collect
 from fixmem.errors import CliError, ExitCode
 from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option
 from ingest.backfill import BackfillError, FileRecord, parse_since, run_key, summarize
-from ingest.backfill_run import (
-    Checkpoint,
-    Drain,
-    RunConfig,
-    RunResult,
-    consumers_reading,
-    follow,
-    run_backfill,
-    walk,
-)
+from ingest.backfill_follow import Drain, consumers_reading, follow
+from ingest.backfill_run import Checkpoint, RunConfig, RunResult, run_backfill, walk
 from ingest.importers import FORMATS
 
 

@@ -24,7 +24,8 @@ import redis
 
 from ingest import dead_letters
 from ingest.backfill import FileRecord, Sent
-from ingest.backfill_run import Drain, RunConfig
+from ingest.backfill_follow import Drain
+from ingest.backfill_run import RunConfig
 from ingest.batching import parse_stream_id
 from ingest.importers import import_file
 from store import FixStore, entry_id

@@ -22,7 +22,8 @@ from rq.serializers import JSONSerializer
 
 from ingest import keys
 from ingest.backfill import SPECIAL, BackfillError, FileRecord, FileStatus
-from ingest.backfill_run import Checkpoint, Drain, RunConfig, RunResult, follow, run_backfill
+from ingest.backfill_follow import Drain, follow
+from ingest.backfill_run import Checkpoint, RunConfig, RunResult, run_backfill
 from ingest.consumer import Consumer, ConsumerConfig, Route
 from ingest.importers import import_file
 from tests.ingest.importers.support import FIXTURES

@@ -1,0 +1,167 @@
+"""Following a backfill's turns through the pipeline, from Redis alone (the stream, RQ, the batch hashes).
+
+A turn published to the backfill stream is, in order: unread (after the consumer group's last-delivered
+id), pending (read, not yet handed to a job: ``XPENDING``), queued (a field of a ``fixmem:batch:*`` hash:
+enqueued, running, or waiting for a retry), failed (its batch's job is in RQ's failed registry), or
+processed (the worker deleted the batch after writing the entries). ``follow`` polls until nothing is on
+its way, a deadline, or a stop. Each look reads the stages in that order, so a turn moving between them is
+never counted done early.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import redis
+from rq.registry import FailedJobRegistry
+from rq.serializers import JSONSerializer
+
+from ingest import keys
+from ingest.batching import parse_stream_id
+from ingest.connection import text
+
+PAGE = 1000  # pending entries or batch keys per round trip
+
+
+class Following(Protocol):
+    """What ``follow`` tells a progress display after each look."""
+
+    def following(self, drain: Drain) -> None: ...
+
+
+def consumers_reading(client: redis.Redis, stream: str, group: str) -> int:
+    """How many consumers the group has on ``stream`` (0 when the stream or the group does not exist)."""
+    try:
+        groups = client.xinfo_groups(stream)
+    except redis.exceptions.ResponseError:
+        return 0
+    return next((int(g["consumers"]) for g in groups if text(g["name"]) == group), 0)
+
+
+def last_delivered(client: redis.Redis, stream: str, group: str) -> tuple[int, int] | None:
+    """The id of the last entry the group was given, or None before any consumer made the group."""
+    try:
+        groups = client.xinfo_groups(stream)
+    except redis.exceptions.ResponseError:  # the stream does not exist yet
+        return None
+    for info in groups:
+        if text(info["name"]) == group:
+            return parse_stream_id(text(info["last-delivered-id"]))
+    return None
+
+
+@dataclass(frozen=True)
+class Drain:
+    """Where a backfill's events are in the pipeline: the stream ids not processed yet, by stage."""
+
+    total: int
+    unread: frozenset[str] = frozenset()  # not yet read by the consumer
+    pending: frozenset[str] = frozenset()  # read, not yet handed to a job
+    queued: frozenset[str] = frozenset()  # in a batch waiting for a worker, running, or waiting to retry
+    failed: frozenset[str] = frozenset()  # in a batch whose job is in RQ's failed registry
+
+    @property
+    def processed(self) -> int:
+        """Events the workers are done with (an entry, a skip, a duplicate or a dead letter)."""
+        return self.total - len(self.unread) - len(self.pending) - len(self.queued) - len(self.failed)
+
+    @property
+    def settled(self) -> bool:
+        """Nothing of the backfill is still on its way (failed batches stay failed until retried)."""
+        return not (self.unread or self.pending or self.queued)
+
+    @property
+    def unfinished(self) -> frozenset[str]:
+        """Every id not processed: on its way or failed."""
+        return self.unread | self.pending | self.queued | self.failed
+
+
+class _Tracker:
+    """Reads where a set of stream ids is: unread, pending, in a batch hash, or in a failed job's batch."""
+
+    def __init__(
+        self, client: redis.Redis, ids: Sequence[str], *, stream: str, group: str, queue: str
+    ) -> None:
+        self.client = client
+        self.stream = stream
+        self.group = group
+        self.wanted = set(ids)
+        self.ids = sorted(self.wanted, key=parse_stream_id)
+        self.order = [parse_stream_id(i) for i in self.ids]
+        self.failed = FailedJobRegistry(queue, connection=client, serializer=JSONSerializer)
+        self.prefix = keys.batch("")
+
+    def state(self) -> Drain:
+        """One look: a few round trips, plus one per 1,000 pending entries or batch keys."""
+        if not self.ids:
+            return Drain(0)
+        last = last_delivered(self.client, self.stream, self.group)
+        read = 0 if last is None else bisect.bisect_right(self.order, last)
+        pending = self._pending(self.ids[read - 1]) if read else frozenset()
+        queued, failed = self._in_batches()
+        return Drain(len(self.ids), frozenset(self.ids[read:]), pending - queued, queued - failed, failed)
+
+    def _pending(self, last: str) -> frozenset[str]:
+        found: set[str] = set()
+        start = self.ids[0]
+        while True:
+            page = self.client.xpending_range(self.stream, self.group, min=start, max=last, count=PAGE)
+            found.update(i for i in (text(p["message_id"]) for p in page) if i in self.wanted)
+            if len(page) < PAGE:
+                return frozenset(found)
+            ms, seq = parse_stream_id(text(page[-1]["message_id"]))
+            start = f"{ms}-{seq + 1}"
+
+    def _in_batches(self) -> tuple[frozenset[str], frozenset[str]]:
+        holding: dict[str, set[str]] = {}
+        names = [text(k) for k in self.client.scan_iter(match=keys.batch("*"), count=1000)]
+        for start in range(0, len(names), PAGE):
+            chunk = names[start : start + PAGE]
+            with self.client.pipeline(transaction=False) as pipe:
+                for name in chunk:
+                    pipe.hkeys(name)
+                replies = pipe.execute()
+            for name, fields in zip(chunk, replies, strict=True):
+                mine = {i for i in (text(f) for f in fields) if i in self.wanted}
+                if mine:
+                    holding[name.removeprefix(self.prefix)] = mine
+        if not holding:
+            return frozenset(), frozenset()
+        failed_jobs = set(self.failed.get_job_ids(cleanup=False))
+        queued = frozenset(i for ids in holding.values() for i in ids)
+        failed = frozenset(i for job, ids in holding.items() if job in failed_jobs for i in ids)
+        return queued, failed
+
+
+def follow(
+    client: redis.Redis,
+    ids: Sequence[str],
+    *,
+    stream: str,
+    group: str,
+    queue: str,
+    timeout: float,
+    listener: Following | None = None,
+    stop: threading.Event | None = None,
+    poll_seconds: float = 0.25,
+    clock: Callable[[], float] = time.monotonic,
+) -> Drain:
+    """Wait until the events at ``ids`` went through the pipeline, ``timeout`` seconds passed, or ``stop``.
+
+    Returns the last state seen (``Drain.settled`` says whether it finished). Events of a failed job are
+    not waited for.
+    """
+    stop = stop or threading.Event()
+    tracker = _Tracker(client, ids, stream=stream, group=group, queue=queue)
+    deadline = clock() + timeout
+    while True:
+        drain = tracker.state()
+        if listener is not None:
+            listener.following(drain)
+        if drain.settled or clock() >= deadline or stop.wait(poll_seconds):
+            return drain
