@@ -88,6 +88,14 @@ def _fit(text: str, max_bytes: int) -> str:
     return cut + ELLIPSIS
 
 
+MIN_SHORTENED_TEXT = 12  # characters of task text a shortened line keeps at least, after its outcome
+
+
+def _min_shortened(item: PromptItem) -> int:
+    """Shortest useful shortened line: ``- [outcome] `` plus a few words of the task."""
+    return len(f"- [{item.entry.outcome}] ") + MIN_SHORTENED_TEXT
+
+
 def render(items: Sequence[PromptItem], budget_tokens: int, *, now: float) -> str:
     """The block for ``items`` (most relevant first) within ``budget_tokens``; "" for no items. Pure."""
     if not items or estimate_tokens(HEADER) > budget_tokens:
@@ -103,7 +111,7 @@ def render(items: Sequence[PromptItem], budget_tokens: int, *, now: float) -> st
         if i == 0:  # the most relevant entry alone is too long: shorten it rather than say nothing
             room = max_bytes - len((block + "\n").encode("utf-8"))
             short = _fit(line, room)
-            if short:
+            if len(short) >= _min_shortened(item):  # its outcome and a few words, or nothing at all
                 block = block + "\n" + short
         break
     return block if block != HEADER else ""

@@ -110,6 +110,12 @@ def test_entries_that_do_not_fit_are_left_out_most_relevant_kept() -> None:
     assert estimate_tokens(block) <= 150
 
 
+def test_a_budget_with_room_for_only_a_stub_gives_nothing() -> None:
+    # Found by Hypothesis: budget 11 left room for "- …" alone, a line that says nothing.
+    assert prompt_block([make_entry(0, "")], budget_tokens=11, now=NOW) == ""
+    assert prompt_block([make_entry(0, "x" * 500)], budget_tokens=11, now=NOW) == ""
+
+
 def test_a_budget_too_small_for_the_header_gives_nothing() -> None:
     assert prompt_block([make_entry(0)], budget_tokens=5, now=NOW) == ""
 
