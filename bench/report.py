@@ -64,8 +64,8 @@ def _rows(results: Path) -> list[tuple[str, str, str, str]]:
                     f"1. Throughput, {row['workers']} worker(s), {_fmt(row['events'])} events",
                     f"{_fmt(row['events_per_s'])} events/s = {row['speedup_vs_baseline']}x one-job-per-event "
                     f"({_fmt(row['baseline_fork_events_per_s'])}/s); {row['events_per_job']} events/job",
-                    ">= 10,000/s, >= 30x",
-                    _met(row["events_per_s"] >= 10_000 and row["speedup_vs_baseline"] >= 30),
+                    ">= 10,000/s; >= 30x",
+                    f"{_met(row['events_per_s'] >= 10_000)}; {_met(row['speedup_vs_baseline'] >= 30)}",
                 )
             )
     lat = _load(results, "latency")
