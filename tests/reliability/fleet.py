@@ -23,14 +23,14 @@ from ingest import keys
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Shorter clocks for the normal suite: a dead worker's job is back after ~4 s, a dead consumer's entries
-# after ~3 s. The shipped defaults are 15 s / 5 s / 20 s (see fixmem.settings).
+# Shorter clocks for the normal suite: a dead worker's job is back after ~3-4 s, a dead consumer's
+# entries after ~2-3 s. The shipped defaults are lease 15 s, reaper every 5 s, reclaim after 20 s idle.
 FAST: Mapping[str, str] = {
-    "FIXMEM_JOB_LEASE_SECONDS": "4",
+    "FIXMEM_JOB_LEASE_SECONDS": "3",
     "FIXMEM_HEARTBEAT_SECONDS": "1",
     "FIXMEM_REAP_INTERVAL_SECONDS": "1",
-    "FIXMEM_STUCK_SECONDS": "3",
-    "FIXMEM_CLAIM_IDLE_SECONDS": "3",
+    "FIXMEM_STUCK_SECONDS": "2",
+    "FIXMEM_CLAIM_IDLE_SECONDS": "2",
     "FIXMEM_CLAIM_INTERVAL_SECONDS": "1",
     "FIXMEM_READ_BLOCK_MS": "100",
     "FIXMEM_LOCK_LEASE_SECONDS": "3",

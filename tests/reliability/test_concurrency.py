@@ -89,7 +89,7 @@ def test_eight_workers_on_one_project_with_rotation(
     redis_url: str, redis_client: redis.Redis, data_dir: Path, tmp_path: Path
 ) -> None:
     logs = tmp_path / "logs"
-    print("\n" + contended_run(redis_url, redis_client, data_dir, logs, events=240, cap=40, lock="redis"))
+    print("\n" + contended_run(redis_url, redis_client, data_dir, logs, events=160, cap=30, lock="redis"))
 
 
 @pytest.mark.chaos

@@ -98,7 +98,7 @@ def _check(how: str, outcome: Settlement, pacer: Pacer, logs: dict[str, str], to
 
 
 def test_redis_killed_and_restarted_mid_run_loses_no_acknowledged_event(tmp_path: Path) -> None:
-    outcome, pacer, logs, took = restart_run(tmp_path, how="sigkill", events=500, rate=100, down_seconds=2)
+    outcome, pacer, logs, took = restart_run(tmp_path, how="sigkill", events=300, rate=100, down_seconds=1.5)
     _check("sigkill", outcome, pacer, logs, took)
 
 

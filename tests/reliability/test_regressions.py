@@ -193,7 +193,7 @@ def test_the_consumer_and_workers_wait_out_a_redis_that_cannot_persist(tmp_path:
             _refuse_writes(client, tmp_path / "redis")
             wait_for(lambda: "refuses writes" in running.log_text("c0"), 30, "the consumer to notice")
             wait_for(lambda: "refuses writes" in running.log_text("w0"), 30, "the worker to notice")
-            time.sleep(2)  # a few rounds of backoff
+            time.sleep(1)  # a few rounds of backoff
             crashed = running.crashes()
             _accept_writes(client)
             publish_many(client, [turn(i) for i in range(5, 10)])
