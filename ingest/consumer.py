@@ -43,6 +43,7 @@ from ingest.trim import trim_stream
 log = logging.getLogger("fixmem.ingest.consumer")
 
 PROCESS_BATCH = "workers.jobs.process_batch"  # the job function, by import path (ingest imports no workers)
+PRESSURED_POLL_SECONDS = 0.05  # how often a paused consumer checks the queues again (one LLEN pipeline)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,7 @@ class ConsumerConfig:
     max_deliveries: int = 5
     stream_max_len: int = 1_000_000
     trim_interval_seconds: float = 5.0
-    backpressure_jobs: int = 200
+    backpressure_jobs: int = 4  # ~2 per worker: see fixmem.settings
     job_timeout_seconds: int = 300
     job_retries: int = 8
     job_function: str = PROCESS_BATCH
@@ -219,8 +220,8 @@ class Consumer:
     def cycle(self, *, limit: int | None = None, block: bool = True) -> int:
         """Read, validate, enqueue and acknowledge one batch; returns how many entries it handled."""
         routes = self._routes_with_room()
-        if not routes:
-            time.sleep(min(1.0, self.config.read_block_ms / 1000))
+        if not routes:  # a short wait: with a low threshold the queue drains in well under a second
+            time.sleep(min(PRESSURED_POLL_SECONDS, self.config.read_block_ms / 1000))
             return 0
         wanted = self.config.batch_max_events if limit is None else min(limit, self.config.batch_max_events)
         gathered: dict[Route, list[StreamEntry]] = {}

@@ -228,6 +228,7 @@ def consume(client: redis.Redis) -> Consumer:
     cfg = ConsumerConfig(
         routes=(Route(STREAM, keys.DEFAULT_BACKFILL_QUEUE, "backfill", by_project=False, job_max_events=3),),
         consumer="c1", read_block_ms=10, claim_idle_seconds=600, trim_interval_seconds=3600, job_max_events=3,
+        backpressure_jobs=1000,  # no worker drains the queue here: the consumer must keep reading
     )  # fmt: skip
     consumer = Consumer(client, cfg)
     consumer.setup()
