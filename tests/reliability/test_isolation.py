@@ -157,7 +157,7 @@ def test_ops_routes_leak_no_owner_data(api: RunningApi, alice: dict[str, object]
 
 
 def test_the_library_and_the_tool_are_owner_scoped(alice: dict[str, object], data_dir: Path) -> None:
-    project, workspace, ids = str(alice["project"]), str(alice["workspace"]), list(alice["ids"])  # type: ignore[call-overload]
+    project, ids = str(alice["project"]), list(alice["ids"])  # type: ignore[call-overload]
     before = _snapshot(data_dir)
     memory = FixMemory(data_dir, settings=Settings.from_env({"HOME": "/nonexistent"}))
     store = FixStore(data_dir)
@@ -168,13 +168,12 @@ def test_the_library_and_the_tool_are_owner_scoped(alice: dict[str, object], dat
         assert store.read(owner, project).entries == []
         assert store.projects(owner) == []
         assert store.lineage(owner, project, ids[0]) == []
-        ctx = ToolContext(store=store, owner=owner, project_key=project, workspace=None)
+        ctx = ToolContext(store=store, owner=owner, project_key=project, workspace=str(alice["workspace"]))
         result = recall_fixes(ctx, {"query": QUERY, "files": ["src/mod0.py"], "k": 50})
         assert (result.text, result.fixes) == (NOTHING_RELEVANT, [])
         assert auto_recall(ctx, QUERY, files=["src/mod0.py"]) == ""
     assert _snapshot(data_dir) == before
     assert memory.recall("alice", project, QUERY)  # positive control
-    assert workspace
 
 
 def test_the_cli_is_owner_scoped(
