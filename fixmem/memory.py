@@ -16,7 +16,7 @@ from typing import Any
 
 from fixmem.notes_io import workspace_prompt_block
 from fixmem.settings import Settings
-from ingest.schema import WIRE_VERSION, validate_event
+from ingest.schema import WIRE_VERSION, derive_event_id, validate_event
 from store import FixEntry, FixStore, Recalled
 from store import prompt_block as render_block
 from workers.extraction import extract
@@ -78,6 +78,10 @@ class FixMemory:
                 "round_texts": list(round_texts or []),
             }
         )
+        if not event_id and ts is None:
+            # The turn's identity is its content: the time we happened to record it at is not part of it,
+            # so recording the same turn twice (a retry, a re-run hook) writes it once.
+            event.event_id = derive_event_id(event.model_copy(update={"ts": 0.0}))
         extracted = extract(event, enabled=self.settings.fix_memory_enabled)
         if extracted.entry is None:
             return None
@@ -114,18 +118,24 @@ class FixMemory:
         workspace: str | None = None,
         known_commits: Collection[str] | None = None,
     ) -> str:
-        """ "Past fixes in this project:" for ``entries`` within the budget (default: the setting).
+        """The "Past fixes in this project:" block for ``entries`` within the budget (default: the setting).
 
         With a ``workspace``, its hand-written notes (``.fixmem/memory.md``) come first and fixes whose
-        files or commit are gone there are marked stale. ``""`` when there is nothing to show.
+        files or commit are gone there are marked stale (commits checked with git unless ``known_commits``
+        is given). ``""`` when there is nothing to show.
         """
-        budget = budget_tokens or self.settings.fix_memory_prompt_budget_tokens
+        budget = self.settings.fix_memory_prompt_budget_tokens if budget_tokens is None else budget_tokens
         now = self._clock()
-        if workspace and known_commits is None:
+        if workspace:
             return workspace_prompt_block(
-                workspace, entries, budget, now=now, ceiling=self.settings.notes_ceiling
+                workspace,
+                entries,
+                budget,
+                now=now,
+                ceiling=self.settings.notes_ceiling,
+                known_commits=known_commits,
             )
-        return render_block(entries, budget, known_commits=known_commits, workspace=workspace, now=now)
+        return render_block(entries, budget, known_commits=known_commits, now=now)
 
     def stats(self, owner: str, project_key: str) -> dict[str, Any]:
         """Counts and ratios by outcome, top tags, superseded, malformed, oldest/newest ts, bytes."""
@@ -184,9 +194,17 @@ def recall(
     return default_memory().recall(owner, project_key, query, files=files, errors=errors, k=k)
 
 
-def prompt_block(entries: Sequence[Recalled] | Sequence[FixEntry], budget_tokens: int | None = None) -> str:
+def prompt_block(
+    entries: Sequence[Recalled] | Sequence[FixEntry],
+    budget_tokens: int | None = None,
+    *,
+    workspace: str | None = None,
+    known_commits: Collection[str] | None = None,
+) -> str:
     """``FixMemory.prompt_block`` on the default memory."""
-    return default_memory().prompt_block(entries, budget_tokens)
+    return default_memory().prompt_block(
+        entries, budget_tokens, workspace=workspace, known_commits=known_commits
+    )
 
 
 def stats(owner: str, project_key: str) -> dict[str, Any]:

@@ -7,9 +7,11 @@ for an agent working in a workspace: ``workspace_prompt_block`` (notes first, th
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import subprocess
-from collections.abc import Sequence
+import threading
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -104,16 +106,39 @@ def git_head(workspace: Path) -> str | None:
     return head or None
 
 
+_KNOWN_CACHE_SIZE: Final = 32
+_known_cache: dict[str, tuple[str, frozenset[str]]] = {}
+_known_cache_lock = threading.Lock()
+
+
 def known_commits(workspace: Path) -> frozenset[str]:
     """Full ids of every commit reachable from a ref; empty when nothing could be checked.
 
     Empty (nothing marked stale) outside a repository, and in a shallow clone, where history is
-    missing by design and every older commit would look gone.
+    missing by design and every older commit would look gone. The history walk (``git rev-list --all``,
+    slow on a large repository) is done again only when a ref has moved: a per-process cache is keyed by
+    the workspace and the ids all refs and HEAD point at.
     """
-    if (_git(workspace, "rev-parse", "--is-shallow-repository") or "").strip() != "false":
+    state = _git(workspace, "rev-parse", "--is-shallow-repository", "HEAD")
+    if state is None or not state.startswith("false"):
         return frozenset()
+    refs = _git(workspace, "for-each-ref", "--format=%(objectname)") or ""
+    fingerprint = hashlib.sha256((state + refs).encode()).hexdigest()
+    key = os.path.realpath(workspace)
+    with _known_cache_lock:
+        cached = _known_cache.get(key)
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1]
     out = _git(workspace, "rev-list", "--all")
-    return frozenset(out.split()) if out else frozenset()
+    known = frozenset(out.split()) if out else frozenset()
+    with _known_cache_lock:
+        if len(_known_cache) >= _KNOWN_CACHE_SIZE:
+            _known_cache.pop(next(iter(_known_cache)))
+        _known_cache[key] = (fingerprint, known)
+    return known
+
+
+_workspace_commits = known_commits  # the parameter below shadows the function's name
 
 
 # -- the combined prompt block for a workspace ---------------------------------------------------------
@@ -126,12 +151,13 @@ def workspace_prompt_block(
     *,
     now: float,
     ceiling: int = DEFAULT_CEILING,
+    known_commits: Collection[str] | None = None,
 ) -> str:
     """The workspace's notes, then the recalled fixes, within ``budget_tokens`` (``combined_prompt_block``).
 
     Reads ``<workspace>/.fixmem/memory.md`` and, only when a note or a fix carries a commit, asks git for
-    the known commits. Never raises for the memory file: one that cannot be read shows as a block that
-    could not be read. Without a workspace, it is the learned fixes alone.
+    the known commits (unless ``known_commits`` is given). Never raises for the memory file: one that
+    cannot be read shows as a block that could not be read. Without a workspace: the learned fixes alone.
     """
     if workspace is None or not os.fspath(workspace):
         return combined_prompt_block(None, recalled, budget_tokens, now=now, ceiling=ceiling)
@@ -143,11 +169,13 @@ def workspace_prompt_block(
         memory = MemoryFile(malformed=(Malformed(0, "", str(exc)),))
     entries = [r.entry if isinstance(r, Recalled) else r for r in recalled]
     needs_git = any(e.commit for e in entries) or any(n.commit for n in (memory.notes if memory else ()))
+    if known_commits is None and needs_git:
+        known_commits = _workspace_commits(where)
     return combined_prompt_block(
         memory,
         recalled,
         budget_tokens,
-        known_commits=known_commits(where) if needs_git else None,
+        known_commits=known_commits,
         workspace=str(where),
         now=now,
         ceiling=ceiling,

@@ -93,7 +93,11 @@ def test_record_recall_block_stats_forget(memory: FixMemory, data_dir: Path) -> 
     assert memory.forget("alice", entry.id) is False
 
 
-def test_recording_the_same_turn_twice_writes_it_once(memory: FixMemory, data_dir: Path) -> None:
+def test_recording_the_same_turn_twice_writes_it_once(data_dir: Path) -> None:
+    ticks = iter([NOW, NOW + 5.0])  # a real clock moves between the two calls
+    memory = FixMemory(
+        settings=Settings.from_env({"FIXMEM_DATA_DIR": str(data_dir)}), clock=lambda: next(ticks)
+    )
     first = record(memory)
     second = record(memory)
     assert first is not None and second is not None
@@ -174,3 +178,31 @@ def test_module_functions_use_the_environment(data_dir: Path, monkeypatch: pytes
     assert "src/auth.py" in fixmem.prompt_block(recalled)
     assert fixmem.stats("alice", PROJECT)["total"] == 1
     assert fixmem.forget("alice", entry.id) is True
+
+
+def test_an_explicit_event_id_or_time_keeps_distinct_turns_apart(memory: FixMemory, data_dir: Path) -> None:
+    assert record(memory, event_id="turn-1") is not None
+    assert record(memory, event_id="turn-2") is not None
+    assert record(memory, ts=NOW + 60) is not None
+    assert len(log_lines(data_dir)) == 3
+
+
+def test_zero_budget_means_an_empty_block(memory: FixMemory) -> None:
+    assert record(memory) is not None
+    recalled = memory.recall("alice", PROJECT, "fix the login timeout")
+    assert recalled
+    assert memory.prompt_block(recalled, budget_tokens=0) == ""
+
+
+def test_notes_stay_when_known_commits_are_given(memory: FixMemory, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / ".fixmem").mkdir(parents=True)
+    (workspace / ".fixmem" / "memory.md").write_text(
+        "## gotcha: the auth tests need REDIS_URL\n"
+        "<!-- learned 2026-08-18 · commit abc1234 -->\nset it first\n"
+    )
+    assert record(memory, harness_meta={"commit": "f" * 40}) is not None
+    recalled = memory.recall("alice", PROJECT, "login timeout")
+    block = memory.prompt_block(recalled, workspace=str(workspace), known_commits={"abc1234" + "0" * 33})
+    assert "REDIS_URL" in block
+    assert "stale: commit gone" in block  # the fix's commit is not among the known ones
