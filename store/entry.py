@@ -34,7 +34,7 @@ class FixEntry(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     id: str = Field(pattern=ENTRY_ID_PATTERN)
-    ts: float  # unix seconds of the turn
+    ts: float = Field(allow_inf_nan=False)  # unix seconds of the turn
     project: str  # the raw project key
     task: str
     files: list[str]

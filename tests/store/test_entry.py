@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+import pytest
+from pydantic import ValidationError
+
 from store.entry import ENTRY_ID_PATTERN, FixEntry, entry_id
 
 
@@ -34,3 +37,14 @@ def test_unknown_fields_survive_a_round_trip() -> None:
     dumped = entry.model_dump()
     assert dumped["reviewer"] == "carol"
     assert dumped["commit"] is None and dumped["supersedes"] is None
+
+
+@pytest.mark.parametrize("ts", [float("nan"), float("inf"), float("-inf")])
+def test_non_finite_times_are_refused(ts: float) -> None:
+    # orjson would write them as null: a line no reader could load back.
+    line = {
+        "id": "fix-0123456789abcdef", "ts": ts, "project": "p", "task": "t", "files": [], "symbols": [],
+        "errors": [], "tests": None, "outcome": "unverified", "solution": "", "tags": [],
+    }  # fmt: skip
+    with pytest.raises(ValidationError, match="finite"):
+        FixEntry.model_validate(line)
