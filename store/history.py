@@ -5,18 +5,18 @@ Everything here is derived at read time from the entries in log order; nothing i
 - An entry is *superseded* when a later line names it in ``supersedes``. A line can only supersede an
   earlier line, so a hand-edited cycle cannot hide a whole lineage.
 - A *lineage* is the chain of supersession through an entry, oldest first.
-- A ``fixed`` entry has *regressed* when a later ``partial`` entry shares one of its error signatures or
-  enough of its files (``RegressionRule``): the fix did not hold.
+- A ``fixed`` entry has *regressed* when a later ``partial`` entry shares one of its errors
+  (``store.signatures``) or enough of its files (``RegressionRule``): the fix did not hold.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.entry import FixEntry
 from store.paths import normalize_path
+from store.signatures import ErrorIndex, error_parts
 
 
 @dataclass(frozen=True)
@@ -24,33 +24,6 @@ class RegressionRule:
     """When a later partial entry counts as a regression of an earlier fix."""
 
     min_file_jaccard: float = 0.5  # |files ∩| / |files ∪| at or above this, or a shared error signature
-
-
-_NUMBER = re.compile(r"\b(?:0x[0-9a-f]+|\d+(?:\.\d+)?)\b")
-_GENERIC_HEADS = frozenset({"error", "errors", "panic", "fatal", "exception", "warning", "failed", "fail"})
-
-
-def canonical_error(signature: str) -> str:
-    """An error signature as compared: whitespace collapsed, case-folded, standalone numbers as ``#``.
-
-    Extraction already normalizes signatures (``timeout after # seconds``); this makes a raw query
-    error (``timeout after 30 seconds``) meet it. Digits inside identifiers (``py311``) stay.
-    """
-    folded = " ".join(signature.split()).casefold()
-    return _NUMBER.sub(lambda m: "0x#" if m.group().startswith("0x") else "#", folded)
-
-
-def error_type(signature: str) -> str | None:
-    """The error's type (the text before the first colon, canonical), or None when there is none.
-
-    ``ValueError: bad`` → ``valueerror``; ``error[E0308]: mismatched types`` → ``error[e0308]``.
-    Generic heads (``panic: …``, ``error: …``) say nothing about the type and give None.
-    """
-    head, sep, _ = canonical_error(signature).partition(":")
-    head = head.strip()
-    if not sep or not head or len(head) > 80 or head in _GENERIC_HEADS:
-        return None
-    return head
 
 
 def superseded_by(entries: Sequence[FixEntry]) -> dict[str, str]:
@@ -93,20 +66,23 @@ def _file_jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def regressions(entries: Sequence[FixEntry], rule: RegressionRule | None = None) -> dict[str, str]:
-    """``{fixed entry id: id of the first later partial entry that shows it regressed}``."""
+    """``{fixed entry id: id of the first later partial entry that shows it regressed}``.
+
+    A shared error is the same error as recall reads it (``signatures.same_error``): the fix's
+    ``t.py::test_a - KeyError: 'k'`` and the later ``KeyError: 'k'`` are one error.
+    """
     rule = rule or RegressionRule()
     by_file: dict[str, list[int]] = {}
-    by_error: dict[str, list[int]] = {}
+    fixed_errors = ErrorIndex()
     files: dict[int, frozenset[str]] = {}
     result: dict[str, str] = {}
     for row, entry in enumerate(entries):
         entry_files = frozenset(filter(None, (normalize_path(f) for f in entry.files)))
-        entry_errors = {canonical_error(x) for x in entry.errors if x.strip()}
         if entry.outcome == "partial":
             candidates: set[int] = set()
             for name in entry_files:
                 candidates.update(by_file.get(name, ()))
-            shared_error = {i for e in entry_errors for i in by_error.get(e, ())}
+            shared_error = {i for e in entry.errors if e.strip() for i in fixed_errors.same(error_parts(e))}
             for i in sorted(candidates | shared_error):
                 fixed_id = entries[i].id
                 if fixed_id in result:
@@ -117,6 +93,5 @@ def regressions(entries: Sequence[FixEntry], rule: RegressionRule | None = None)
             files[row] = entry_files
             for name in entry_files:
                 by_file.setdefault(name, []).append(row)
-            for error in entry_errors:
-                by_error.setdefault(error, []).append(row)
+            fixed_errors.add(row, entry.errors)
     return result

@@ -18,12 +18,13 @@ import numpy.typing as npt
 import orjson
 
 from store.entry import FixEntry
-from store.history import RegressionRule, canonical_error, error_type, regressions, superseded_by
+from store.history import RegressionRule, regressions, superseded_by
 from store.index import LexicalIndex, keywords, meaning_text, usable_index
 from store.paths import normalize_path, path_suffix_match
 from store.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
 from store.reconcile import file_set
 from store.redact import redact_obj
+from store.signatures import ErrorIndex, query_error_parts
 from store.tokenize import tokenize
 from store.vectors import Matrix, Vector, dot_rows, embed, embed_many
 
@@ -293,17 +294,9 @@ class ProjectView:
         return table
 
     @cached_property
-    def _errors(self) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
-        """``({canonical signature: rows}, {error type: rows})``."""
-        by_signature: dict[str, set[int]] = {}
-        by_type: dict[str, set[int]] = {}
-        for row, entry in enumerate(self.entries):
-            for signature in entry.errors:
-                by_signature.setdefault(canonical_error(signature), set()).add(row)
-                kind = error_type(signature)
-                if kind:
-                    by_type.setdefault(kind, set()).add(row)
-        return by_signature, by_type
+    def _errors(self) -> ErrorIndex:
+        """The entries' error signatures by text, test and type (``store.signatures``)."""
+        return ErrorIndex((row, entry.errors) for row, entry in enumerate(self.entries))
 
     def file_signal(self, files: Sequence[str], workspace: str | None) -> FloatArray:
         """Share of the query's files each entry touched (0 for every entry when no file is asked)."""
@@ -318,17 +311,21 @@ class ProjectView:
             hits[list(rows)] += 1.0
         return hits / len(wanted) if wanted else hits
 
-    def error_signal(self, errors: Sequence[str], weights: RankingWeights) -> FloatArray:
-        """1 where an entry shares a query error signature, ``weights.error_type`` where only the type."""
-        by_signature, by_type = self._errors
+    def error_signal(
+        self, errors: Sequence[str], weights: RankingWeights, workspace: str | None = None
+    ) -> FloatArray:
+        """1 where an entry holds the same error as one the query names (``signatures.same_error``: a
+        runner's wrapping, test ids and raw numbers or positions do not matter), ``weights.error_type``
+        where it only holds the same error type, else 0."""
+        index = self._errors
         signal = np.zeros(len(self.entries), dtype=np.float64)
         for error in errors:
-            kind = error_type(error)
-            if kind:
-                rows = list(by_type.get(kind, ()))
-                signal[rows] = np.maximum(signal[rows], weights.error_type)
-            rows = list(by_signature.get(canonical_error(error), ()))
-            signal[rows] = 1.0
+            if not error.strip():
+                continue
+            parts = query_error_parts(error, workspace)
+            rows = list(index.same_kind(parts))
+            signal[rows] = np.maximum(signal[rows], weights.error_type)
+            signal[list(index.same(parts))] = 1.0
         return signal
 
     def signals(
@@ -348,7 +345,7 @@ class ProjectView:
             jaccard=overlap.jaccard,
             coverage=overlap.coverage,
             files=self.file_signal(files, workspace),
-            errors=self.error_signal(errors, weights),
+            errors=self.error_signal(errors, weights, workspace),
             cosine=cosine,
         )
 

@@ -4,29 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from store.history import RegressionRule, canonical_error, error_type, lineage, regressions, superseded_by
+from store.history import RegressionRule, lineage, regressions, superseded_by
 from tests.store.factories import make_entry
-
-
-@pytest.mark.parametrize(
-    ("signature", "canonical", "kind"),
-    [
-        ("ValueError: timeout after 30 seconds", "valueerror: timeout after # seconds", "valueerror"),
-        ("ValueError:   Timeout after # seconds", "valueerror: timeout after # seconds", "valueerror"),
-        ("error[E0308]: mismatched types", "error[e0308]: mismatched types", "error[e0308]"),
-        (
-            "panic: runtime error: index out of range [3]",
-            "panic: runtime error: index out of range [#]",
-            None,
-        ),
-        ("segfault at 0xdeadbeef", "segfault at 0x#", None),
-        ("TypeError: py311 only", "typeerror: py311 only", "typeerror"),
-        ("error: linker failed", "error: linker failed", None),
-    ],
-)
-def test_canonical_error_and_type(signature: str, canonical: str, kind: str | None) -> None:
-    assert canonical_error(signature) == canonical
-    assert error_type(signature) == kind
 
 
 def test_supersession_only_points_backwards() -> None:
@@ -79,6 +58,24 @@ def test_regression_table(later: dict, regressed: bool) -> None:  # type: ignore
     assert (fix.id in found) is regressed
     if regressed:
         assert found[fix.id] == after.id
+
+
+@pytest.mark.parametrize(
+    ("later_error", "regressed"),
+    [
+        ("RuntimeError: could not connect", True),  # the bare error the fix's pytest summary wraps
+        ("E       RuntimeError: could not connect", True),
+        ("FAILED tests/test_net.py::test_connect - RuntimeError: could not connect", True),
+        ("tests/test_other.py::test_x - RuntimeError: could not connect", False),  # another test failed
+        ("ConnectionError: could not connect", False),
+    ],
+)
+def test_a_regression_is_the_same_error_in_any_runner_form(later_error: str, regressed: bool) -> None:
+    fix = make_entry(
+        1, files=["src/net.py"], errors=["tests/test_net.py::test_connect - RuntimeError: could not connect"]
+    )
+    after = make_entry(2, outcome="partial", files=["src/other.py"], errors=[later_error])
+    assert (fix.id in regressions([fix, after])) is regressed
 
 
 def test_an_earlier_partial_is_not_a_regression() -> None:
