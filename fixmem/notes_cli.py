@@ -11,7 +11,9 @@ be read or written, a fix id is not found or already promoted, or an import file
 
 from __future__ import annotations
 
+import getpass
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -89,8 +91,22 @@ def _append(where: Path, build: Callable[[], Note]) -> tuple[Note, int]:
         raise click.ClickException(str(exc)) from exc
 
 
+def _owner(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """``--owner``, else ``FIXMEM_OWNER``, else the login name; a usage error when none is known."""
+    if value:
+        return value
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no user name for this uid (some containers)
+        raise click.UsageError("cannot tell whose fix logs: pass --owner or set FIXMEM_OWNER") from None
+
+
 owner_option = click.option(
-    "--owner", required=True, envvar="FIXMEM_OWNER", help="Whose fix logs (env FIXMEM_OWNER)."
+    "--owner",
+    default=None,
+    envvar="FIXMEM_OWNER",
+    callback=_owner,
+    help="Whose fix logs (default: FIXMEM_OWNER, else your login name).",
 )
 data_dir_option = click.option(
     "--data-dir", default=None, help="The fixmem data directory (default: FIXMEM_DATA_DIR, else XDG)."
@@ -259,7 +275,23 @@ def suggest(
         click.echo(f"\n{number}. {item.kind}: {item.subject}")
         click.echo(f"   why: {item.reason}")
         click.echo(f"   evidence: {', '.join(item.evidence)}")
-        click.echo(f"   promote: fixmem notes promote {item.fix_id} --kind {item.kind} --project {project!r}")
+        command = _promote_command(
+            item.fix_id, item.kind, project=project, owner=owner, data_dir=data_dir, workspace=workspace
+        )
+        click.echo(f"   promote: {command}")
+
+
+def _promote_command(
+    fix_id: str, kind: str, *, project: str, owner: str, data_dir: str | None, workspace: str
+) -> str:
+    """The ``fixmem notes promote`` command line for a suggestion, quoted for a POSIX shell: it names
+    the same owner, project, data directory and workspace that ``notes suggest`` read."""
+    argv = ["fixmem", "notes", "promote", fix_id, "--kind", kind, "--project", project, "--owner", owner]
+    if data_dir:
+        argv += ["--data-dir", str(Path(data_dir).expanduser().resolve())]
+    if workspace != ".":
+        argv += ["--workspace", str(_workspace(workspace))]
+    return shlex.join(argv)
 
 
 def _find_fix(store: FixStore, owner: str, project: str | None, fix_id: str) -> FixEntry:

@@ -8,7 +8,9 @@ writes. Two signals, both derived from the log at read time:
 - **An error that keeps coming back**: the same error signature (compared canonically) in
   ``min_repeats`` or more ``fixed`` entries: fixed three times means it will be hit a fourth.
 
-Fixes already promoted (their id appears in a note's body) are not suggested again.
+A suggestion is answered by promoting its own fix (its id then appears in a note's body) and is not made
+again; promoting a fix answers only that fix's suggestion, not another one that merely lists it among its
+evidence. A later fix of a repeated error is a new fix to promote: the note did not stop the error.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def suggest_notes(
             regressed_by.setdefault(later_id, []).append(entry)
     for later_id, undone in regressed_by.items():
         latest = undone[-1]
-        if any(f.id in already_promoted for f in undone):
+        if latest.id in already_promoted:  # answered; an earlier fix in the evidence may be another's
             continue
         later = by_id.get(later_id)
         when = f" on {day(later.ts)}" if later is not None else ""
@@ -103,7 +105,7 @@ def suggest_notes(
     repeated.sort(key=lambda item: (-len(item[1]), item[0]))
     for signature, fixes in repeated:
         latest = fixes[-1]
-        if any(f.id in already_promoted for f in fixes):
+        if latest.id in already_promoted:
             continue
         reason = f"fixed {len(fixes)} times, {day(fixes[0].ts)} to {day(latest.ts)}"
         if latest.id in out:  # the same fix to promote: one suggestion, both reasons

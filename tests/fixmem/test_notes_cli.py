@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 from concurrent.futures import ProcessPoolExecutor
 from datetime import date
@@ -307,8 +308,9 @@ def test_suggest_proposes_and_writes_nothing(
     code, out, err = run(capsys, "notes", "suggest", "-p", "web", "-w", str(repo), *store_args(data_dir))
     assert code == 0, err
     assert "2 suggestion(s) for 'web' (read-only; nothing was written)" in out
-    assert f"promote: fixmem notes promote {log[0].id} --kind gotcha --project 'web'" in out
-    assert f"promote: fixmem notes promote {log[4].id} --kind gotcha --project 'web'" in out
+    hint = f"--kind gotcha --project web --owner alice --data-dir {data_dir} --workspace {repo}"
+    assert f"promote: fixmem notes promote {log[0].id} {hint}" in out
+    assert f"promote: fixmem notes promote {log[4].id} {hint}" in out
     assert "fixed 3 times" in out
     assert {p: p.read_bytes() for p in data_dir.rglob("*") if p.is_file()} == before
     assert not (repo / MEMORY).exists()
@@ -316,6 +318,57 @@ def test_suggest_proposes_and_writes_nothing(
         capsys, "notes", "suggest", "-p", "web", "-w", str(repo), *store_args(data_dir), "--format", "json"
     )
     assert [s["fix_id"] for s in json.loads(out)] == [log[0].id, log[4].id]
+
+
+def test_the_printed_promote_command_runs_as_printed(
+    repo: Path, data_dir: Path, log: list[FixEntry], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each suggestion's ``promote:`` line is a shell command that promotes that suggestion's fix."""
+    _, out, _ = run(capsys, "notes", "suggest", "-p", "web", "-w", str(repo), *store_args(data_dir))
+    hints = [line.split("promote: ", 1)[1] for line in out.splitlines() if "promote: " in line]
+    assert len(hints) == 2
+    for number, hint in enumerate(hints, start=1):
+        argv = shlex.split(hint)
+        assert argv[0] == "fixmem"
+        code, printed, err = run(capsys, *argv[1:])
+        assert code == 0, err
+        assert f"promoted {argv[3]} as gotcha" in printed
+        assert len(parse_memory((repo / MEMORY).read_text()).notes) == number
+    _, out, _ = run(capsys, "notes", "suggest", "-p", "web", "-w", str(repo), *store_args(data_dir))
+    assert "no suggestions" in out
+
+
+def test_the_owner_defaults_to_fixmem_owner_then_the_login_name(
+    repo: Path,
+    data_dir: Path,
+    log: list[FixEntry],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The issue's forms run as written: ``fixmem notes suggest --project P``, ``fixmem export --project P
+    --format markdown``; the owner comes from FIXMEM_OWNER, else from the login name."""
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("FIXMEM_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("FIXMEM_OWNER", "alice")
+    code, out, err = run(capsys, "notes", "suggest", "--project", "web")
+    assert code == 0, err
+    assert "2 suggestion(s) for 'web'" in out and "--owner alice" in out
+    code, out, err = run(capsys, "export", "--project", "web", "--format", "markdown")
+    assert (code, out.startswith("# Fix log: web\n")) == (0, True), err
+    monkeypatch.delenv("FIXMEM_OWNER")
+    monkeypatch.setattr("getpass.getuser", lambda: "alice")
+    code, out, err = run(capsys, "notes", "suggest", "--project", "web")
+    assert code == 0 and "2 suggestion(s) for 'web'" in out, err
+    monkeypatch.setattr("getpass.getuser", lambda: "bob")  # bob has no fix log for 'web'
+    code, out, _ = run(capsys, "notes", "suggest", "--project", "web")
+    assert code == 0 and "no suggestions for 'web' (0 entries read" in out
+
+    def nobody() -> str:
+        raise KeyError("uid 12345")
+
+    monkeypatch.setattr("getpass.getuser", nobody)
+    code, _, err = run(capsys, "notes", "suggest", "--project", "web")
+    assert code == 2 and "pass --owner or set FIXMEM_OWNER" in err
 
 
 def test_promote_writes_the_fix_as_a_note_once(

@@ -114,6 +114,25 @@ def test_promoted_fixes_are_not_suggested_again() -> None:
     assert [fix_id for fix_id, _, _ in remaining] == [log[0].id]  # the regression is still open
 
 
+def test_promoting_one_suggestion_leaves_another_that_lists_its_fix_as_evidence() -> None:
+    log = [
+        entry(1, files=("a.py",)),
+        entry(2, outcome="partial", files=("a.py",)),  # undoes fix 1: "a fix that did not hold"
+        entry(3, files=("c.py",)),
+        entry(4, files=("d.py",)),  # the timeout fixed 3 times (1, 3, 4): "keeps coming back"
+    ]
+    assert [(fix_id, evidence) for fix_id, _, evidence in suggest(log)] == [
+        (log[0].id, (log[0].id, log[1].id)),
+        (log[3].id, (log[0].id, log[2].id, log[3].id)),
+    ]
+    promoted = {log[0].id}  # the person promoted the first suggestion only
+    remaining = suggest(log, already_promoted=promoted)
+    assert [(fix_id, evidence) for fix_id, _, evidence in remaining] == [
+        (log[3].id, (log[0].id, log[2].id, log[3].id))
+    ]
+    assert suggest(log, already_promoted={log[0].id, log[3].id}) == []
+
+
 def test_suggesting_reads_and_changes_nothing() -> None:
     log = [entry(i, files=(f"f{i}.py",)) for i in range(4)]
     before = [e.model_copy(deep=True) for e in log]
