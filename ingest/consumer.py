@@ -139,7 +139,12 @@ class Consumer:
         self._queues = {
             r.queue: Queue(r.queue, connection=client, serializer=JSONSerializer) for r in config.routes
         }
-        self._retry = Retry(max=config.job_retries, interval=retry_intervals(config.job_retries))
+        # 0 retries: none at all (RQ's Retry refuses max=0, so there is no Retry object then)
+        self._retry = (
+            Retry(max=config.job_retries, interval=retry_intervals(config.job_retries))
+            if config.job_retries > 0
+            else None
+        )
         self._pressured: set[str] = set()
 
     # -- the loop ---------------------------------------------------------------------------------
@@ -407,7 +412,7 @@ class Consumer:
                     job_id=plan.job_id,
                     timeout=self.config.job_timeout_seconds,
                     result_ttl=0,
-                    retry=self._retry if self.config.job_retries else None,
+                    retry=self._retry,
                     description=f"{len(plan.events)} events from {route.stream}",
                 )
                 for plan in plans

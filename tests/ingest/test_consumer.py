@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import redis
-from rq import Queue
+from rq import Queue, SimpleWorker
 from rq.serializers import JSONSerializer
 
 from ingest import keys
@@ -265,3 +265,19 @@ def test_both_resp_protocols(redis_url: str, redis_client: redis.Redis, protocol
     client = redis.Redis.from_url(redis_url, protocol=protocol)
     publish_many(client, [turn(i) for i in range(3)])
     assert Consumer(client, config()).run(burst=True).enqueued == 3
+
+
+@pytest.mark.parametrize(("retries", "scheduled", "failed"), [(0, 0, 1), (2, 1, 0)])
+def test_job_retries_zero_means_no_retry(
+    redis_client: redis.Redis, retries: int, scheduled: int, failed: int
+) -> None:
+    """FIXMEM_JOB_RETRIES=0 validates; the consumer must then enqueue jobs without a retry (RQ's
+    ``Retry(max=0)`` raises, which killed the consumer at start). A failing job goes straight to failed."""
+    publish_many(redis_client, [turn(1)])
+    consumer = Consumer(redis_client, config(job_retries=retries, job_function="tests.workers.helpers.fail"))
+    assert consumer.run(burst=True).enqueued == 1
+    [job] = queue(redis_client).get_jobs()
+    assert job.retries_left == (retries or None)
+    SimpleWorker([queue(redis_client)], connection=redis_client, serializer=JSONSerializer).work(burst=True)
+    assert queue(redis_client).scheduled_job_registry.count == scheduled  # waiting for its retry
+    assert queue(redis_client).failed_job_registry.count == failed
