@@ -18,23 +18,26 @@ What it changes in RQ 3.x, and why:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
+from redis.client import Pipeline
 from rq import Queue, SimpleWorker
 from rq.exceptions import DequeueTimeout
 from rq.executions import Execution
 from rq.job import Job
 from rq.registry import FailedJobRegistry, FinishedJobRegistry
 from rq.serializers import JSONSerializer
+from rq.utils import now as rq_now
 from rq.worker import WorkerStatus
 
 from ingest.backoff import Backoff
@@ -44,6 +47,9 @@ from workers.reaper import reap_queue
 log = logging.getLogger("fixmem.workers.worker")
 
 POLL_SECONDS = 1  # longest block on an empty queue between maintenance checks
+HEARTBEAT_MIN_SECONDS = (
+    1.0  # a worker's own heartbeat (its key's TTL is worker_ttl + 60 s) at most this often
+)
 
 _DEQUEUE_IN_ORDER = """
 for i = 1, #KEYS, 2 do
@@ -94,36 +100,58 @@ class FixmemQueue(Queue):
                 return fetched
 
 
-class _Lease:
-    """While a job runs: renew its execution (RQ's heartbeat) and the worker's key every few seconds."""
+class _LeaseKeeper:
+    """The worker's one lease thread: while a job runs, renew its execution (RQ's heartbeat) and the
+    worker's key every ``heartbeat_seconds``.
 
-    def __init__(self, worker: FixmemWorker, job: Job, execution: Execution) -> None:
+    One thread for the worker's life, not one per job (a thread started and joined per job cost ~1 ms of
+    CPU and more of wall time; see docs/performance.md). A renewal runs under ``_mutex``, which the job's
+    end also takes, so no renewal lands after the job's execution was cleaned up.
+    """
+
+    def __init__(self, worker: FixmemWorker) -> None:
         self.worker = worker
-        self.job = job
-        self.execution = execution
+        self._mutex = threading.Lock()
+        self._current: tuple[Job, Execution] | None = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"lease {execution.composite_key}", daemon=True
-        )
+        self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> _Lease:
-        self._thread.start()
-        return self
+    @contextlib.contextmanager
+    def holding(self, job: Job, execution: Execution) -> Iterator[None]:
+        """Renew ``execution``'s lease for the block."""
+        with self._mutex:
+            self._current = (job, execution)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name=f"lease {self.worker.name}", daemon=True
+                )
+                self._thread.start()
+        try:
+            yield
+        finally:
+            with self._mutex:
+                self._current = None
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
+        """End the thread (the worker is done)."""
         self._stop.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
     def _run(self) -> None:
         lease = self.worker.lease_seconds
         while not self._stop.wait(self.worker.heartbeat_seconds):
-            try:
-                with self.worker.connection.pipeline(transaction=True) as pipe:
-                    self.execution.heartbeat(self.job.started_job_registry, lease, pipe)
-                    pipe.expire(self.worker.key, lease + 60)
-                    pipe.execute()
-            except redis.exceptions.RedisError as exc:  # the next beat may get through
-                log.warning("lease renewal of %s failed: %s", self.execution.composite_key, exc)
+            with self._mutex:
+                if self._current is None:
+                    continue
+                job, execution = self._current
+                try:
+                    with self.worker.connection.pipeline(transaction=True) as pipe:
+                        execution.heartbeat(job.started_job_registry, lease, pipe)
+                        pipe.expire(self.worker.key, lease + 60)
+                        pipe.execute()
+                except redis.exceptions.RedisError as exc:  # the next beat may get through
+                    log.warning("lease renewal of %s failed: %s", execution.composite_key, exc)
 
 
 class FixmemWorker(SimpleWorker):
@@ -150,6 +178,8 @@ class FixmemWorker(SimpleWorker):
         self.heartbeat_seconds = heartbeat_seconds
         self.stuck_seconds = stuck_seconds
         self.max_abandons = max_abandons
+        self._leases = _LeaseKeeper(self)
+        self._beat_at = -HEARTBEAT_MIN_SECONDS  # monotonic time of the last heartbeat of our own
 
     stop_requested_by_signal = False
 
@@ -163,23 +193,55 @@ class FixmemWorker(SimpleWorker):
         return self.lease_seconds
 
     def execute_job(self, job: Job, queue: Queue) -> None:
-        """Run ``job`` in this process while a thread renews its lease."""
+        """Run ``job`` in this process while the lease thread renews its lease."""
         execution = self.prepare_execution(job)
-        with _Lease(self, job, execution):
+        with self._leases.holding(job, execution):
             self.perform_job(job, queue, execution)
         self.set_state(WorkerStatus.IDLE)
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
+        """RQ's worker heartbeat, in one round trip and at most every ``HEARTBEAT_MIN_SECONDS``.
+
+        RQ sends three commands one by one, three times per job; the worker's key lives
+        ``worker_ttl`` + 60 s, so a beat a second keeps it as well. In someone's pipeline it always goes.
+        """
+        if pipeline is not None:
+            super().heartbeat(timeout, pipeline)
+            return
+        if time.monotonic() - self._beat_at < HEARTBEAT_MIN_SECONDS:
+            return
+        with self.connection.pipeline(transaction=False) as pipe:
+            super().heartbeat(timeout, pipe)
+            pipe.execute()
+        self._beat_at = time.monotonic()
+
+    def set_state(self, state: str, pipeline: Pipeline | None = None) -> None:
+        """RQ's, but without writing a state the worker already holds (RQ writes IDLE twice per job)."""
+        if pipeline is None and state == getattr(self, "_state", None):
+            return
+        super().set_state(state, pipeline)
+
+    def teardown(self) -> None:
+        """RQ's, and stop the lease thread."""
+        self._leases.stop()
+        super().teardown()
 
     def prepare_job_execution(self, job: Job, remove_from_intermediate_queue: bool = False) -> None:
         """As RQ's, but always take the job off its intermediate list (RQ skips it with several queues)."""
         super().prepare_job_execution(job, remove_from_intermediate_queue=True)
 
     def clean_registries(self) -> None:
-        """The reaper on every queue, then RQ's expiry of finished and failed entries."""
+        """The reaper on every queue, then RQ's expiry of finished and failed entries.
+
+        Records when it ran, as RQ's own does: without ``last_cleaned_at`` RQ calls maintenance on every
+        pass of its loop (twice per job: ~20 Redis round trips a job) instead of every interval.
+        """
         now = time.time()
         for queue in self.queues:
             reap_queue(queue, now=now, stuck_seconds=self.stuck_seconds, max_abandons=self.max_abandons)
             for registry in (FinishedJobRegistry, FailedJobRegistry):
                 registry(queue.name, connection=self.connection, serializer=self.serializer).cleanup()
+        self.last_cleaned_at = rq_now()
 
 
 @dataclass(frozen=True)

@@ -25,3 +25,11 @@ def slow_record(url: str, key: str, value: str, seconds: float) -> str:
 def fail(message: str) -> None:
     """Always raise."""
     raise RuntimeError(message)
+
+
+def record_threads(url: str, key: str) -> None:
+    """Append the names of this process's lease threads (``lease …``) to the list ``key``."""
+    import threading  # noqa: PLC0415 - only this helper needs it
+
+    names = sorted(t.name for t in threading.enumerate() if t.name.startswith("lease "))
+    redis.Redis.from_url(url).rpush(key, ",".join(names))

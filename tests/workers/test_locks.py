@@ -117,3 +117,19 @@ def test_factory_locks_per_project(redis_client: redis.Redis) -> None:
         pass
     release.set()
     thread.join()
+
+
+def test_one_renewal_thread_per_process_renews_every_held_lock(redis_client: redis.Redis) -> None:
+    short, long_ = keys.project_lock("o", "short"), keys.project_lock("o", "long")
+    for i in range(20):  # many uses start no thread each
+        with RedisLeaseLock(redis_client, keys.project_lock("o", f"p{i}"), lease=5, wait=1):
+            pass
+    with (
+        RedisLeaseLock(redis_client, short, lease=0.3, wait=1.0),
+        RedisLeaseLock(redis_client, long_, lease=0.9, wait=1.0),
+    ):
+        time.sleep(1.5)  # five short leases, nearly two long ones
+        assert redis_client.exists(short, long_) == 2
+        renewers = [t for t in threading.enumerate() if t.name == "lease-lock renewer"]
+        assert len(renewers) == 1
+    assert not redis_client.exists(short, long_)

@@ -186,3 +186,31 @@ def test_a_long_job_keeps_its_lease(redis_url: str, redis_client: redis.Redis) -
     assert redis_client.hget(keys.METRICS_PIPELINE, "jobs_abandoned") is None
     assert queue.failed_job_registry.count == 0  # its own execution outlived the lease: RQ finished it
     assert not redis_client.exists(job.key)
+
+
+def test_maintenance_runs_once_per_interval_not_per_job(
+    redis_url: str, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passes: list[str] = []
+
+    def counting(queue: Queue, **kw: Any) -> Any:
+        passes.append(queue.name)
+        return reap_queue(queue, **kw)
+
+    monkeypatch.setattr("workers.worker.reap_queue", counting)
+    for i in range(5):
+        q(redis_client).enqueue(RECORD, redis_url, "order", f"live-{i}")
+    run_worker(redis_client, options(reap_interval_seconds=60), burst=True)
+    assert redis_client.llen("order") == 5
+    assert passes == [LIVE, BACKFILL]  # at start only: the interval has not elapsed since
+
+
+def test_one_lease_thread_serves_every_job_of_a_worker(redis_url: str, redis_client: redis.Redis) -> None:
+    for _ in range(4):
+        q(redis_client).enqueue("tests.workers.helpers.record_threads", redis_url, "threads")
+    worker = build_worker(redis_client, options())
+    worker.work(burst=True)
+    seen = [v.decode() for v in redis_client.lrange("threads", 0, -1)]
+    assert len(seen) == 4
+    assert len(set(seen)) == 1 and seen[0] == f"lease {worker.name}"  # the same one thread every time
+    assert not [t for t in threading.enumerate() if t.name == f"lease {worker.name}"]  # stopped at the end
