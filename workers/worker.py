@@ -224,7 +224,7 @@ class FixmemWorker(SimpleWorker):
     def teardown(self) -> None:
         """RQ's, and stop the lease thread."""
         self._leases.stop()
-        super().teardown()
+        super().teardown()  # type: ignore[no-untyped-call]
 
     def prepare_job_execution(self, job: Job, remove_from_intermediate_queue: bool = False) -> None:
         """As RQ's, but always take the job off its intermediate list (RQ skips it with several queues)."""
@@ -241,7 +241,7 @@ class FixmemWorker(SimpleWorker):
             reap_queue(queue, now=now, stuck_seconds=self.stuck_seconds, max_abandons=self.max_abandons)
             for registry in (FinishedJobRegistry, FailedJobRegistry):
                 registry(queue.name, connection=self.connection, serializer=self.serializer).cleanup()
-        self.last_cleaned_at = rq_now()
+        self.last_cleaned_at = rq_now()  # type: ignore[assignment]  # RQ annotates it as None
 
 
 @dataclass(frozen=True)
