@@ -33,7 +33,6 @@ from redis.retry import Retry
 
 from fixmem.settings import Settings
 from ingest.batching import stream_id_seconds
-from ingest.connection import text
 from ingest.status import PipelineStatus, pipeline_status
 from store.entry import OUTCOMES
 from workers.counters import FleetCounters, read_counters
@@ -47,6 +46,12 @@ RECALL_DURATION_BUCKETS: Final = (
 QUEUE_STATES: Final = ("queued", "started", "scheduled", "failed")
 _OPERATION_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 MAX_OPERATIONS: Final = 64  # pipeline counter fields exported; more would mean a bug writing labels
+LAG_HELP: Final = (
+    "Stream entries not yet delivered to the group. Exact on Redis >= 7 (XINFO GROUPS lag) and on 6.2 "
+    "when caught up; on 6.2 with a backlog, XLEN - pending: an upper bound that also counts entries "
+    "acknowledged but not yet trimmed (at most one stream node plus trim_interval_seconds of "
+    "acknowledgements; see ingest.status)."
+)
 
 
 @dataclass(frozen=True)
@@ -156,9 +161,7 @@ def fleet_families(snapshot: FleetSnapshot) -> list[Metric]:
 
 
 def _stream_families(snapshot: FleetSnapshot) -> list[Metric]:
-    lag = GaugeMetricFamily(
-        "fixmem_stream_lag_entries", "Stream entries not yet delivered to the group.", labels=["stream"]
-    )
+    lag = GaugeMetricFamily("fixmem_stream_lag_entries", LAG_HELP, labels=["stream"])
     pending = GaugeMetricFamily(
         "fixmem_stream_pending_entries", "Delivered, not yet acknowledged.", labels=["stream"]
     )
@@ -180,14 +183,9 @@ def _stream_families(snapshot: FleetSnapshot) -> list[Metric]:
     return [lag, pending, length, newest]
 
 
-def _last_event_ts(client: redis.Redis, stream: str) -> float | None:
-    """Unix seconds of the stream's last generated id (its publish time), None for no stream."""
-    try:
-        info = client.xinfo_stream(stream)
-    except redis.exceptions.ResponseError:  # no such key
-        return None
-    last = text(info.get("last-generated-id") or b"0-0")
-    seconds = stream_id_seconds(last)
+def _last_event_ts(last_generated: str | None) -> float | None:
+    """Unix seconds of the stream's last generated id (its publish time), None for no stream or entry."""
+    seconds = stream_id_seconds(last_generated or "0-0")
     return seconds if seconds > 0 else None
 
 
@@ -204,7 +202,8 @@ def read_snapshot(client: redis.Redis, source: FleetSource) -> FleetSnapshot:
         queues=source.queues,
         dead_stream=source.dead_stream,
     )
-    newest = {label: _last_event_ts(client, stream) for label, stream in source.streams.items()}
+    generated = {s.stream: s.last_generated for s in status.streams}
+    newest = {label: _last_event_ts(generated[stream]) for label, stream in source.streams.items()}
     return FleetSnapshot(
         counters=counters,
         status=status,

@@ -87,7 +87,7 @@ def status_command(as_json: bool, redis_url: str | None) -> None:
     out = Lines()
     out.write(f"redis    {wiring.resolve_redis_url(settings)}   workers alive: {status.workers}\n")
     for s in status.streams:
-        lag = f"{'>=' if s.lag_capped else ''}{s.lag}"
+        lag = f"{s.lag}" if s.lag_exact else f"<= {s.lag} (estimate: Redis 6.2 cannot count it cheaply)"
         out.write(
             f"stream   {s.stream}: {s.length} entries, group {s.group}: pending {s.pending}, lag {lag}"
             + ("" if s.group_exists else " (no consumer has started yet)")

@@ -1,8 +1,23 @@
 """Where the pipeline stands, read from Redis: stream length, pending and lag, queues, dead letters.
 
-Read-only; each function is a few round trips, cheap enough for a metrics scrape. Lag (entries not yet
-delivered to the group) comes from ``XINFO GROUPS`` on Redis >= 7; on 6.2 a server-side count of the
-entries after the group's last delivered id, capped at ``lag_limit``.
+Read-only and cheap enough for every metrics scrape: a few round trips per stream, and no event payload
+but the stream's first and last entries (which ``XINFO STREAM`` returns), however long the backlog.
+
+Lag, the entries not yet delivered to the group, is exact on Redis >= 7 (``XINFO GROUPS`` reports it).
+Redis 6.2, the embedded server, has no way to count the entries after an id without loading them (the
+old ``#XRANGE`` count loaded up to 10,000 events per scrape: +100 MB at 10 KB events, under noeviction,
+during a backlog), so ``group_lag`` works it out from what 6.2 reports:
+
+- 0, exact, when the group was delivered the stream's last id (caught up: the usual case);
+- ``XLEN``, exact, when the stream's first entry comes after the last delivered id (nothing delivered
+  is left in the stream);
+- otherwise ``XLEN - pending`` (at least 1), an estimate flagged ``lag_exact=False``. It is high by the
+  entries the group was delivered and acknowledged but that are not trimmed yet: every consumer trims
+  them each ``trim_interval_seconds`` (5 s) down to the stream node holding the oldest entry still
+  needed (a node holds at most ``stream-node-max-entries``, 100, and one entry when events exceed
+  ``stream-node-max-bytes``, 4 KB), so the excess is at most one node plus what the group acknowledged
+  since the last trim (plus what another consumer group still holds, should one read the stream). It is
+  low only when the hard length cap deleted pending entries.
 """
 
 from __future__ import annotations
@@ -15,11 +30,8 @@ import redis
 from rq import Queue, Worker
 from rq.serializers import JSONSerializer
 
+from ingest.batching import parse_stream_id
 from ingest.connection import text
-
-_COUNT_AFTER = """
-return #redis.call('XRANGE', KEYS[1], '(' .. ARGV[1], '+', 'COUNT', ARGV[2])
-"""
 
 
 @dataclass(frozen=True)
@@ -41,9 +53,40 @@ class StreamStatus:
     group_exists: bool
     pending: int
     last_delivered: str | None
-    lag: int  # entries not yet delivered to the group (a lower bound when lag_capped)
-    lag_capped: bool
+    lag: int  # entries not yet delivered to the group (an upper bound unless lag_exact: see above)
+    lag_exact: bool
+    last_generated: str | None = None  # the newest id the stream ever had (None: no stream)
     consumers: list[ConsumerInfo] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Lag:
+    """Entries not yet delivered to a group, and whether the figure is exact (else an upper bound)."""
+
+    entries: int
+    exact: bool
+
+
+def group_lag(
+    *,
+    length: int,
+    pending: int,
+    last_delivered: str,
+    first_id: str | None,
+    last_generated: str,
+    server_lag: int | None = None,
+) -> Lag:
+    """The group's lag from what ``XINFO STREAM``/``GROUPS`` report (see the module docstring).
+
+    ``server_lag``: Redis >= 7's own figure (None on 6.2, or when 7 cannot tell after deletions).
+    """
+    if server_lag is not None:
+        return Lag(server_lag, True)
+    if length == 0 or parse_stream_id(last_generated) <= parse_stream_id(last_delivered):
+        return Lag(0, True)
+    if first_id is not None and parse_stream_id(first_id) > parse_stream_id(last_delivered):
+        return Lag(length, True)
+    return Lag(max(1, length - pending), False)
 
 
 @dataclass(frozen=True)
@@ -71,28 +114,43 @@ class PipelineStatus:
         return asdict(self)
 
 
-def stream_status(client: redis.Redis, stream: str, group: str, *, lag_limit: int = 10_000) -> StreamStatus:
-    """Length, pending, lag and consumers of ``stream`` for ``group``."""
-    length = int(client.xlen(stream))
+def stream_status(client: redis.Redis, stream: str, group: str) -> StreamStatus:
+    """Length, pending, lag and consumers of ``stream`` for ``group`` (four round trips, no backlog read)."""
     try:
-        groups = client.xinfo_groups(stream)
+        info = client.xinfo_stream(stream)
     except redis.exceptions.ResponseError:  # no such key
-        groups = []
-    info = next((g for g in groups if text(g["name"]) == group), None)
-    if info is None:
-        return StreamStatus(stream, length, group, False, 0, None, length, False)
-    last = text(info["last-delivered-id"])
-    capped = False
-    if info.get("lag") is not None:
-        lag = int(info["lag"])
-    else:
-        lag = int(client.eval(_COUNT_AFTER, 1, stream, last, str(lag_limit)))
-        capped = lag >= lag_limit
+        return StreamStatus(stream, 0, group, False, 0, None, 0, True)
+    length = int(info["length"])
+    last_generated = text(info["last-generated-id"])
+    first = info.get("first-entry")
+    first_id = text(first[0]) if first else None
+    found = next((g for g in client.xinfo_groups(stream) if text(g["name"]) == group), None)
+    if found is None:
+        return StreamStatus(stream, length, group, False, 0, None, length, True, last_generated)
+    last = text(found["last-delivered-id"])
+    pending = int(found["pending"])
+    server_lag = found.get("lag")
+    lag = group_lag(
+        length=length,
+        pending=pending,
+        last_delivered=last,
+        first_id=first_id,
+        last_generated=last_generated,
+        server_lag=None if server_lag is None else int(server_lag),
+    )
     consumers = [
         ConsumerInfo(text(c["name"]), int(c["pending"]), int(c["idle"]) / 1000)
         for c in client.xinfo_consumers(stream, group)
     ]
-    return StreamStatus(stream, length, group, True, int(info["pending"]), last, lag, capped, consumers)
+    return StreamStatus(
+        stream, length, group, True, pending, last, lag.entries, lag.exact, last_generated, consumers
+    )
+
+
+def has_undelivered(client: redis.Redis, stream: str, group: str) -> bool:
+    """Whether ``stream`` holds entries never delivered to ``group`` (False for no stream)."""
+    status = stream_status(client, stream, group)
+    return status.lag > 0
 
 
 def queue_status(client: redis.Redis, name: str) -> QueueStatus:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 import redis
@@ -23,6 +24,7 @@ from fixmem.metrics import (
     outcome_ratios,
     scrape_client,
 )
+from fixmem.redis_server import EmbeddedRedis
 from ingest import keys
 from ingest.status import PipelineStatus, QueueStatus, StreamStatus
 from workers.counters import (
@@ -218,3 +220,32 @@ def test_exposition_passes_promtool_check_metrics(redis_client: redis.Redis) -> 
     exposition = generate_latest(metrics.registry)
     done = subprocess.run([promtool, "check", "metrics"], input=exposition, capture_output=True, check=False)
     assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+
+
+def test_a_scrape_during_a_big_backlog_loads_no_events_and_counts_the_lag(tmp_path: Path) -> None:
+    """On Redis 6.2 the lag was counted with a Lua ``#XRANGE … COUNT 10000``: every scrape loaded up to
+    10,000 events into Redis's memory (+30 MB peak here). Measured on a server of its own, since
+    ``used_memory_peak`` cannot be reset; nothing acknowledged is left untrimmed, so the 6.2 figure
+    (XLEN - pending) must be the true lag."""
+    with EmbeddedRedis(data_dir=tmp_path / "redis", appendonly=False) as server:
+        client = redis.Redis.from_url(server.url)
+        assert client.info("server")["redis_version"].startswith("6.2")
+        stream = SOURCE.streams["live"]
+        client.xgroup_create(stream, SOURCE.group, id="0", mkstream=True)
+        for _ in range(30):
+            with client.pipeline(transaction=False) as pipe:
+                for _ in range(100):
+                    pipe.xadd(stream, {"event": b"x" * 10_000})
+                pipe.execute()
+        read = client.xreadgroup(SOURCE.group, "c1", {stream: ">"}, count=500)[0][1]
+        client.xack(stream, SOURCE.group, *[i for i, _ in read[:200]])
+        client.xtrim(stream, minid=read[200][0], approximate=False)  # nothing acked is left untrimmed
+        registry = CollectorRegistry()
+        registry.register(FleetCollector(scrape_client(server.url), SOURCE))
+        before = int(client.info("memory")["used_memory_peak"])
+        lag = registry.get_sample_value("fixmem_stream_lag_entries", {"stream": "live"})
+        grown = int(client.info("memory")["used_memory_peak"]) - before
+        assert lag == 2500
+        assert registry.get_sample_value("fixmem_stream_pending_entries", {"stream": "live"}) == 300
+        assert grown < 1 << 20, f"the scrape raised Redis's peak memory by {grown} bytes"
+        client.close()
