@@ -165,13 +165,14 @@ def tokenize(text: str) -> list[str | _Heredoc | tuple[str]]:
             pending.clear()
         elif c in ";&|()<>":
             op = next(o for o in _OPERATORS if text.startswith(o, i))
+            length = len(op)
             if op in {">", ">>", ">&", "<", ">|"} and word is not None and "".join(word).isdigit():
                 fd = "".join(word)
                 word = None
-                op = fd + op
+                op = fd + op  # ``2>&1``: the operator is ``2>&``, ``1`` its target
             flush()
             tokens.append((op,))
-            i += len(op)
+            i += length
             if op in {"<<", "<<-"}:
                 i, doc = _read_heredoc_delimiter(text, i, strip_tabs=op == "<<-")
                 tokens.append(doc)
@@ -248,7 +249,10 @@ def _parse_commands(text: str) -> tuple[Command, ...]:
                         current.stdin = target
                     else:
                         current.redirects.append((op, target))
-                i += 1
+                if not isinstance(
+                    target, tuple
+                ):  # an operator is no target: a ``|`` after it still separates
+                    i += 1
         elif isinstance(token, str):
             current.argv.append(token)
         i += 1

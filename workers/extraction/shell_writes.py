@@ -2,7 +2,8 @@
 
 Pure. Input: the command text and the working directory it starts in. Output: ``FileOp``s in execution
 order (paths raw, each with the directory it was written from) and the directory the line ends in.
-Recognized writers: redirections (``>``, ``>>``, ``&>``, ``N>``), ``tee``, ``sed -i``, ``perl -i``, ``cp``,
+Recognized writers: stdout redirections of content (``>``, ``>>``; not stderr, not both streams, not a
+build's or test run's report: those are logs, see ``_command_ops``), ``tee``, ``sed -i``, ``perl -i``, ``cp``,
 ``mv``, ``install``, ``touch``, ``rm``, ``git rm|mv|checkout --|restore``, ``git apply`` / ``patch`` (with
 the patch's files, from a heredoc, a here-string, a ``<`` file or a patch file written earlier in the turn),
 ``python`` code (``-c`` or a heredoc) that calls ``open(…, "w")`` or ``Path(…).write_text``, and
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from workers.extraction.diffs import parse_patch
 from workers.extraction.limits import WordSet
 from workers.extraction.shell import Command, parse_commands
+from workers.extraction.testruns import runner_of
 
 _PY_OPEN = re.compile(
     r"""open\(\s*(?:r|f|rb|b)?(['"])([^'"\n]+)\1\s*,\s*(?:mode\s*=\s*)?(['"])([^'"]*[wax+][^'"]*)\3"""
@@ -48,6 +50,26 @@ _MAY_WRITE = WordSet(
         "pushd",
     )
 )
+# Commands whose output is a report of building, checking, testing or installing, never a file's content:
+# a file such a command's output is redirected to (``make > build.log``, ``pytest | tee t.log``) is a log.
+# ``None``: whatever the subcommand; else the subcommands (first argument) that report. ``run`` is not
+# one (``go run ./cmd/gen > gen.go`` writes code).
+_REPORTERS: dict[str, frozenset[str] | None] = {
+    "make": None, "gmake": None, "ninja": None, "tsc": None, "mypy": None, "ruff": None, "flake8": None,
+    "pylint": None, "eslint": None, "mvn": None, "mvnw": None, "gradle": None, "gradlew": None,
+    "cmake": frozenset({"--build"}),
+    "cargo": frozenset({"build", "check", "clippy", "test", "bench", "nextest", "install", "doc"}),
+    "go": frozenset({"build", "vet", "test", "install", "get"}),
+    "npm": frozenset({"install", "i", "ci", "test", "t", "audit"}),
+    "pnpm": frozenset({"install", "i", "add", "test", "t"}),
+    "yarn": frozenset({"install", "add", "test"}),
+    "bun": frozenset({"install", "i", "add", "test"}),
+    "pip": frozenset({"install", "uninstall", "download", "wheel"}),
+    "pip3": frozenset({"install", "uninstall", "download", "wheel"}),
+    "dotnet": frozenset({"build", "test", "restore"}),
+}  # fmt: skip
+# ``npm run <script>`` reports when the script builds, lints or tests (others may generate a file).
+_REPORTING_SCRIPTS = frozenset({"build", "test", "lint", "check", "typecheck"})
 _SED_VALUE_FLAGS = {"-e", "--expression", "-f", "--file", "-l", "--line-length"}
 _PERL_VALUE_FLAGS = {"-e", "-E", "-M", "-m", "-I", "-x"}
 
@@ -217,20 +239,50 @@ def _patch_ops(text: str, cwd: str | None) -> list[FileOp]:
     return ops
 
 
-def _command_ops(cmd: Command, contents: dict[str, str], cwd: str | None) -> list[FileOp]:
+def reports(cmd: Command) -> bool:
+    """Whether a command's output is a report (a build, check, test run or install): ``_REPORTERS``."""
+    if not cmd.words:
+        return False
+    program, args = cmd.words[0].rsplit("/", 1)[-1], cmd.words[1:]
+    if _PYTHON.match(program) and args[:1] == ("-m",) and len(args) > 1:  # python -m pip|mypy|ruff …
+        program, args = args[1], args[2:]
+    if program in {"npm", "pnpm", "yarn", "bun"} and args[:1] in (("run",), ("run-script",)):
+        return bool(args[1:2]) and args[1] in _REPORTING_SCRIPTS
+    if program in _REPORTERS:
+        subcommands = _REPORTERS[program]
+        return subcommands is None or bool(args and args[0] in subcommands)
+    return runner_of(cmd) is not None
+
+
+def _output_is_content(cmd: Command) -> bool:
+    """Whether a file the command's stdout is redirected to gets content (``cat … > a.py``, ``python
+    gen.py > t.py``), not a log: no stderr goes with it (``2>&1``) and the command reports nothing."""
+    return not any(op.lstrip("0123456789") == ">&" and target == "1" for op, target in cmd.redirects) and (
+        not reports(cmd)
+    )
+
+
+def _command_ops(
+    cmd: Command, contents: dict[str, str], cwd: str | None, *, reading_a_report: bool = False
+) -> list[FileOp]:
+    """The file effects of one simple command. Redirections write a file only when stdout goes there
+    and carries content (``_output_is_content``): stderr (``2>``), both streams (``&>``, ``>&``,
+    ``> f 2>&1``) and a report's output are logs, and so is ``tee`` reading a report
+    (``reading_a_report``: ``pytest 2>&1 | tee t.log``). A file a turn only logs to is no fix file."""
     argv = list(cmd.words)
     ops: list[FileOp] = []
+    content = _output_is_content(cmd)
     for op, target in cmd.redirects:
-        bare = op.lstrip("0123456789")
-        if bare in {">", ">|", "&>"} or (bare == ">>" and not op[:1].isdigit()) or bare == "&>>":
-            ops.append(FileOp("write" if ">>" in op else "create", target, cwd))
+        bare, fd = op.lstrip("0123456789"), op[: len(op) - len(op.lstrip("0123456789"))]
+        if bare in {">", ">|", ">>"} and fd in {"", "1"} and content:
+            ops.append(FileOp("write" if bare == ">>" else "create", target, cwd))
             if bare in {">", ">|"} and cmd.stdin is not None and argv[:1] == ["cat"]:
                 contents[_join(cwd, target)] = cmd.stdin
-        elif op[:1].isdigit() and bare in {">", ">>"}:
-            ops.append(FileOp("create", target, cwd))
     if not argv:
         return ops
     program, args = argv[0].rsplit("/", 1)[-1], argv[1:]
+    if program == "tee" and reading_a_report:
+        return ops
     if program == "tee":
         kind = "write" if {"-a", "--append"} & set(args) else "create"
         ops.extend(FileOp(kind, p, cwd) for p in _positionals(args, set()))
@@ -277,14 +329,19 @@ def shell_effects(text: str, cwd: str | None = None, contents: dict[str, str] | 
     effects = ShellEffects(cwd=cwd, contents={} if contents is None else contents)
     if not _MAY_WRITE.found_in(text):  # `ls`, `grep …`, `pytest -q`: nothing to parse
         return effects
+    previous: Command | None = None
     for cmd in parse_commands(text):
         argv = list(cmd.words)
+        after, previous = previous, cmd
         if argv[:1] in (["cd"], ["pushd"]):
             target = next((a for a in argv[1:] if not a.startswith("-")), None)
             if target and not any(c in target for c in "$`~*"):
                 effects.cwd = _join(effects.cwd, target) if effects.cwd or target.startswith("/") else None
             continue
-        effects.ops.extend(_command_ops(cmd, effects.contents, effects.cwd))
+        reading_a_report = after is not None and after.piped and reports(after)
+        effects.ops.extend(
+            _command_ops(cmd, effects.contents, effects.cwd, reading_a_report=reading_a_report)
+        )
     return effects
 
 

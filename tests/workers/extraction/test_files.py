@@ -136,6 +136,17 @@ def test_scratch_created_and_deleted_is_not_a_fix_file() -> None:
     assert files == ["src/fix.py"]
 
 
+def test_logs_of_builds_and_test_runs_are_not_fix_files() -> None:
+    """Issue 3: ``make 2> err.log`` recorded err.log as a fix file; a file a turn only logs to is none."""
+    files = _files(
+        _bash("make 2> err.log"),
+        _bash("sed -i 's/a/b/' src/fix.py"),
+        _bash("pytest -q > out.txt 2>&1; npm test 2>&1 | tee test.log", exit_code=1),
+        _bash("python gen.py > src/table.py"),
+    )
+    assert files == ["src/fix.py", "src/table.py"]
+
+
 def test_deleting_a_file_that_existed_is_a_change() -> None:
     assert _files(_bash("rm src/legacy.py")) == ["src/legacy.py"]
 

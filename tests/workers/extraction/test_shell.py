@@ -15,9 +15,27 @@ PATCH = "diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1
     [
         ("echo hi > out.txt", [("create", "out.txt")]),
         ("echo hi >> log.txt", [("write", "log.txt")]),
-        ("make 2> err.log", [("create", "err.log")]),
         ("pytest -q 2>&1 | tail -5", []),
-        ("cmd &> all.log", [("create", "all.log")]),
+        # Logs are no fix files: stderr, both streams, a build's or test run's report (issue 3)
+        ("make 2> err.log", []),
+        ("make > build.log 2>&1", []),
+        ("make >build.log 2>&1 && echo done > status.txt", [("create", "status.txt")]),
+        ("cmd &> all.log", []),
+        ("cmd >& all.log", []),
+        ("pytest -q > out.txt", []),
+        ("go test ./... 1> o.txt", []),
+        ("python -m pytest tests >> report.txt", []),
+        ("python3 -m pip install -e . > pip.log", []),
+        ("npm install &> install.log", []),
+        ("npm run build > build.log", []),
+        ("cargo build 2>&1 | tee build.log", []),
+        ("pytest -q 2>&1 | tee test.log", []),
+        ("./gen.sh > src/generated.py 2> gen.err", [("create", "src/generated.py")]),
+        ("python gen.py > src/table.py", [("create", "src/table.py")]),
+        ("go run ./cmd/gen > internal/gen.go", [("create", "internal/gen.go")]),
+        ("npm run gen > src/api.ts", [("create", "src/api.ts")]),
+        ("pip freeze > requirements.txt", [("create", "requirements.txt")]),
+        ("jq '.a = 1' cfg.json > cfg.new.json", [("create", "cfg.new.json")]),
         ("echo x > /dev/null", [("create", "/dev/null")]),  # dropped later by the path resolver
         ("cat <<'EOF' > src/new.py\nprint('a > b')\nEOF", [("create", "src/new.py")]),
         ("cat > a.py <<EOF\nx = 1\nEOF\npython a.py", [("create", "a.py")]),
@@ -104,6 +122,9 @@ def test_python_cells(code: str, paths: list[str]) -> None:
         ("echo $(date; ls) `x`", [["echo", "$(date; ls)", "`x`"]], [""]),
         ("ls # comment > out", [["ls"]], [""]),
         ("a \\\n  b", [["a", "b"]], [""]),
+        # ``2>&1``: ``1`` is the redirection's target and what follows still separates (it was lost)
+        ("pytest -q 2>&1 | tail -5", [["pytest", "-q"], ["tail", "-5"]], ["|", ""]),
+        ("make >log 2>&1 && echo ok", [["make"], ["echo", "ok"]], ["&&", ""]),
     ],
 )
 def test_parse_commands(command: str, argvs: list[list[str]], separators: list[str]) -> None:
