@@ -10,7 +10,7 @@ Exit codes follow sysexits(3) where one fits:
 66    NOT_FOUND             the thing named does not exist (a dead letter, an entry)
 69    REDIS_UNAVAILABLE     Redis cannot be reached, or refuses (OOM, wrong type)
 74    STORE_UNAVAILABLE     the data directory cannot be read or written
-75    TIMEOUT               waited for the pipeline and it did not finish (``up --demo``)
+75    TIMEOUT               waited for the pipeline and it did not finish (``up --demo``, ``ingest --burst``)
 78    CONFIG_ERROR          a setting or environment variable has a wrong value
 130   INTERRUPTED           stopped by Ctrl-C
 ====  ====================  ============================================================

@@ -5,6 +5,7 @@ Settings come from the environment (``FIXMEM_*``); the flags here override them.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -16,7 +17,7 @@ from typing import Any
 import click
 
 from fixmem import logs, wiring
-from fixmem.errors import ExitCode
+from fixmem.errors import CliError, ExitCode
 from fixmem.settings import Settings
 from fixmem.up import install_stop_signals, run_up
 from ingest.consumer import Consumer
@@ -88,7 +89,18 @@ def up_command(
 
 @click.command("ingest")
 @click.option("--name", default=None, help="Consumer name, stable across restarts (default: the host name).")
-@click.option("--burst", is_flag=True, help="Stop when a read finds nothing.")
+@click.option(
+    "--burst",
+    is_flag=True,
+    help="Stop when nothing is left to read; under backpressure, wait for the workers to drain the queue.",
+)
+@click.option(
+    "--max-wait",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="With --burst: give up (exit 75) when a paused queue gets no shorter for this many seconds.",
+)
 @click.option("--max-events", type=click.IntRange(1), default=None, help="Stop after this many entries.")
 @click.option("--parent-pid", type=int, default=None, hidden=True)
 @redis_url_option
@@ -97,6 +109,7 @@ def ingest_command(
     *,
     name: str | None,
     burst: bool,
+    max_wait: float,
     max_events: int | None,
     parent_pid: int | None,
     redis_url: str | None,
@@ -106,7 +119,7 @@ def ingest_command(
     settings = load_settings(redis_url=redis_url)
     logs.configure("ingest", verbose=verbose)
     client = wiring.redis_client(settings)
-    config = wiring.consumer_config(settings, name=name)
+    config = dataclasses.replace(wiring.consumer_config(settings, name=name), burst_max_wait_seconds=max_wait)
     stop = threading.Event()
     install_stop_signals(stop)
     _exit_with_parent(parent_pid, stop, signal_self=False)
@@ -121,6 +134,8 @@ def ingest_command(
         config.consumer, time.monotonic() - started,
         stats.handled, stats.jobs, stats.dead_letters, stats.reclaimed,
     )  # fmt: skip
+    if stats.stop_reason is not None:
+        raise CliError(f"stopped with entries left unread: {stats.stop_reason}", ExitCode.TIMEOUT)
 
 
 @click.command("worker")

@@ -10,6 +10,10 @@ Around the cycle: entries pending on a consumer that stopped are reclaimed after
 (this consumer's own pending entries at once, on start); an entry delivered more than
 ``max_deliveries`` times is dead-lettered; streams are trimmed (``ingest.trim``); a queue holding more
 than ``backpressure_jobs`` jobs is not fed; Redis outages are waited out with backoff and logged.
+
+Burst mode (``run(burst=True)``) ends when a read finds nothing and no paused stream holds unread
+entries: while backpressure pauses a stream that still has some, it waits for the workers to drain the
+queue; if no worker takes a job for ``burst_max_wait_seconds`` it stops and says why (``stop_reason``).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from ingest.batching import (
 from ingest.connection import REDIS_DOWN, describe, entry_rows, stream_replies, text, write_refusal
 from ingest.errors import DeadLetterReason
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES
+from ingest.status import has_undelivered
 from ingest.trim import trim_stream
 
 log = logging.getLogger("fixmem.ingest.consumer")
@@ -101,6 +106,7 @@ class ConsumerConfig:
     stream_max_len: int = 1_000_000
     trim_interval_seconds: float = 5.0
     backpressure_jobs: int = 4  # ~2 per worker: see fixmem.settings
+    burst_max_wait_seconds: float = 60.0  # burst: give up when a paused queue does not move this long
     job_timeout_seconds: int = 300
     job_retries: int = 8
     job_function: str = PROCESS_BATCH
@@ -120,6 +126,7 @@ class ConsumerStats:
     trimmed_over_cap: int = 0
     reconnects: int = 0
     by_reason: dict[str, int] = field(default_factory=dict)
+    stop_reason: str | None = None  # burst mode only: why it stopped with entries left unread
 
 
 class Consumer:
@@ -146,6 +153,7 @@ class Consumer:
             else None
         )
         self._pressured: set[str] = set()
+        self._lengths: dict[str, int] = {}  # queue -> jobs, as of the last backpressure check
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -156,7 +164,8 @@ class Consumer:
         max_events: int | None = None,
         stop: threading.Event | None = None,
     ) -> ConsumerStats:
-        """Consume until ``stop`` is set; ``burst``: until a read finds nothing; ``max_events``: that many.
+        """Consume until ``stop`` is set; ``burst``: until nothing is left to read (see the module
+        docstring); ``max_events``: that many.
 
         Redis outages do not end the loop: it waits with backoff (logged) and resumes.
         """
@@ -164,6 +173,7 @@ class Consumer:
         backoff = Backoff()
         ready = False
         next_claim = next_trim = 0.0
+        waiting = _BurstWait()
         while not stop.is_set():
             try:
                 if not ready:
@@ -184,8 +194,26 @@ class Consumer:
                 got = self.cycle(limit=limit, block=not burst)
                 if got and backoff.failures:
                     backoff.reset()
-                if (burst and got == 0) or (max_events is not None and self.stats.handled >= max_events):
+                if max_events is not None and self.stats.handled >= max_events:
                     break
+                if burst and got == 0:
+                    paused = self._paused_with_unread()
+                    if not paused:
+                        break
+                    reason = waiting.check(
+                        paused,
+                        time.monotonic(),
+                        self.config.burst_max_wait_seconds,
+                        self.config.backpressure_jobs,
+                    )
+                    if reason is not None:
+                        self.stats.stop_reason = reason
+                        log.warning("burst stopped: %s", reason)
+                        break
+                    if len(paused) < len(self.config.routes):  # the open streams' reads did not wait
+                        stop.wait(PRESSURED_POLL_SECONDS)
+                elif got:
+                    waiting.reset()
             except REDIS_DOWN as exc:
                 ready = False
                 self.stats.reconnects += 1
@@ -264,6 +292,15 @@ class Consumer:
                 full.append(route)
         return full
 
+    def _paused_with_unread(self) -> dict[Route, int]:
+        """Routes paused by backpressure whose stream still holds unread entries -> their queue's jobs."""
+        return {
+            route: self._lengths.get(route.queue, 0)
+            for route in self.config.routes
+            if route.queue in self._pressured
+            and has_undelivered(self.client, route.stream, self.config.group)
+        }
+
     def _routes_with_room(self) -> list[Route]:
         """Routes whose queue is under the backpressure threshold (one round trip); logs changes."""
         with self.client.pipeline(transaction=False) as pipe:
@@ -272,6 +309,7 @@ class Consumer:
             lengths = pipe.execute()
         open_routes = []
         for route, length in zip(self.config.routes, lengths, strict=True):
+            self._lengths[route.queue] = int(length)
             if int(length) > self.config.backpressure_jobs:
                 if route.queue not in self._pressured:
                     log.info(
@@ -446,6 +484,33 @@ class Consumer:
             result = trim_stream(self.client, route.stream, max_len=self.config.stream_max_len)
             self.stats.trimmed_acked += result.acked
             self.stats.trimmed_over_cap += result.over_cap
+
+
+class _BurstWait:
+    """How long a burst run has waited on paused queues without any of them getting shorter."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.lowest: dict[str, int] = {}
+
+    def reset(self) -> None:
+        self.since = None
+        self.lowest = {}
+
+    def check(self, paused: Mapping[Route, int], now: float, limit: float, threshold: int) -> str | None:
+        """Note the paused queues' lengths; the reason to stop once none got shorter in ``limit`` s."""
+        moved = any(jobs < self.lowest.get(r.queue, jobs + 1) for r, jobs in paused.items())
+        if self.since is None or moved:
+            self.since = now
+            self.lowest = {r.queue: jobs for r, jobs in paused.items()}
+            return None
+        if now - self.since < limit:
+            return None
+        held = "; ".join(
+            f"queue {r.queue} holds {jobs} jobs (> {threshold}, backpressure), {r.stream} unread"
+            for r, jobs in paused.items()
+        )
+        return f"{held}; no worker took a job for {limit:g}s: start workers (`fixmem worker`) and run again"
 
 
 def _poisoned(entry: StreamEntry, deliveries: int) -> Refused:

@@ -161,3 +161,19 @@ def test_a_bad_setting_is_a_config_error(
     monkeypatch.setenv("FIXMEM_READ_COUNT", "lots")
     assert main(["status"]) == ExitCode.CONFIG_ERROR
     assert "FIXMEM_READ_COUNT" in capsys.readouterr().err
+
+
+def test_ingest_burst_under_backpressure_says_why_it_stops(
+    env: Path, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No worker drains a queue over the threshold: ``ingest --burst`` exited 0 with the stream unread."""
+    for i in range(5):
+        redis_client.rpush(f"rq:queue:{keys.DEFAULT_LIVE_QUEUE}", f"placeholder-{i}")
+    redis_client.xadd(keys.DEFAULT_STREAM, {"event": wire(turn(1))})
+    assert main(["ingest", "--burst", "--max-wait", "0.2"]) == ExitCode.TIMEOUT
+    err = capsys.readouterr().err
+    assert "stopped with entries left unread: queue fixmem-live holds 5 jobs (> 4, backpressure)" in err
+    assert "start workers" in err
+    redis_client.delete(f"rq:queue:{keys.DEFAULT_LIVE_QUEUE}")
+    assert main(["ingest", "--burst", "--max-wait", "0.2"]) == ExitCode.OK
+    assert redis_client.llen(f"rq:queue:{keys.DEFAULT_LIVE_QUEUE}") == 1

@@ -281,3 +281,51 @@ def test_job_retries_zero_means_no_retry(
     SimpleWorker([queue(redis_client)], connection=redis_client, serializer=JSONSerializer).work(burst=True)
     assert queue(redis_client).scheduled_job_registry.count == scheduled  # waiting for its retry
     assert queue(redis_client).failed_job_registry.count == failed
+
+
+def _drain(client: redis.Redis, key: str, stop: threading.Event) -> None:
+    """A stand-in for the workers: take one job off the queue every 20 ms."""
+    while not stop.wait(0.02):
+        client.lpop(key)
+
+
+def test_burst_waits_out_backpressure_and_reads_everything(redis_client: redis.Redis) -> None:
+    """``run(burst=True)`` ended at the first cycle that read nothing, and a paused cycle reads nothing:
+    ``fixmem ingest --burst`` exited with the stream unread while the queue was over the threshold."""
+    live = queue(redis_client)
+    for i in range(4):
+        redis_client.rpush(live.key, f"placeholder-{i}")
+    publish_many(redis_client, [turn(i, project=f"p{i}") for i in range(12)])
+    consumer = Consumer(redis_client, config(backpressure_jobs=2, read_count=3, batch_max_events=3))
+    stop = threading.Event()
+    drainer = threading.Thread(target=_drain, args=(redis_client, live.key, stop))
+    drainer.start()
+    try:
+        stats = consumer.run(burst=True)
+    finally:
+        stop.set()
+        drainer.join()
+    assert (stats.handled, stats.stop_reason) == (12, None)
+    assert pending(redis_client) == 0
+
+
+def test_burst_stops_when_the_paused_queue_does_not_move_and_says_why(redis_client: redis.Redis) -> None:
+    live = queue(redis_client)
+    for i in range(3):
+        redis_client.rpush(live.key, f"placeholder-{i}")
+    publish_many(redis_client, [turn(i) for i in range(5)])
+    consumer = Consumer(redis_client, config(backpressure_jobs=2, burst_max_wait_seconds=0.2))
+    stats = consumer.run(burst=True)
+    assert stats.handled == 0
+    assert stats.stop_reason is not None
+    assert "fixmem-live holds 3 jobs" in stats.stop_reason and "fixmem:turns" in stats.stop_reason
+    assert "no worker took a job" in stats.stop_reason
+
+
+def test_burst_over_the_threshold_with_nothing_unread_stops_at_once(redis_client: redis.Redis) -> None:
+    live = queue(redis_client)
+    for i in range(3):
+        redis_client.rpush(live.key, f"placeholder-{i}")
+    consumer = Consumer(redis_client, config(backpressure_jobs=2, burst_max_wait_seconds=3600))
+    stats = consumer.run(burst=True)  # would wait an hour if it waited for the queue
+    assert (stats.handled, stats.stop_reason) == (0, None)
