@@ -13,8 +13,14 @@ from pathlib import Path
 
 import pytest
 import redis
+from hypothesis import HealthCheck, settings
 
 from fixmem.redis_server import EmbeddedRedis
+
+# Property tests check behaviour, not speed: Hypothesis's default 200 ms deadline per example and its
+# too-slow health check are timing assertions, and on a loaded 2-core machine they fail tests that are right.
+settings.register_profile("fixmem", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("fixmem")
 
 
 @pytest.fixture(scope="session")
