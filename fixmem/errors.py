@@ -10,7 +10,7 @@ Exit codes follow sysexits(3) where one fits:
 66    NOT_FOUND             the thing named does not exist (a dead letter, an entry)
 69    REDIS_UNAVAILABLE     Redis cannot be reached, or refuses (OOM, wrong type)
 74    STORE_UNAVAILABLE     the data directory cannot be read or written
-75    TIMEOUT               waited for the pipeline and it did not finish (``up --demo``, ``ingest --burst``)
+75    TIMEOUT               waited and it did not finish (``up --demo``, ``ingest --burst``, a project lock)
 78    CONFIG_ERROR          a setting or environment variable has a wrong value
 130   INTERRUPTED           stopped by Ctrl-C
 ====  ====================  ============================================================
@@ -26,6 +26,7 @@ import redis
 
 from fixmem.settings import SettingsError
 from store import StoreError
+from workers.errors import LockTimeout
 
 
 class ExitCode(IntEnum):
@@ -81,6 +82,8 @@ def translate(exc: BaseException) -> CliError | None:
         )
     if isinstance(exc, StoreError):
         return CliError(f"store: {exc}", ExitCode.STORE_UNAVAILABLE)
+    if isinstance(exc, LockTimeout):  # a write waited FIXMEM_LOCK_WAIT_SECONDS for a project's lease
+        return CliError(f"{exc}: try again", ExitCode.TIMEOUT)
     return None
 
 

@@ -77,7 +77,6 @@ def stats_command(*, owner: str, project: str, as_json: bool, data_dir: Path | N
 def forget_command(*, entry_id: str, owner: str, redis_url: str | None, data_dir: Path | None) -> None:
     """Delete one entry (by id) from the owner's fix logs, under the same lock the workers take."""
     settings = load_settings(redis_url=redis_url, data_dir=data_dir)
-    client = wiring.redis_client(settings) if settings.store_lock == "redis" else None
-    if not wiring.make_store(settings, client).forget(owner, entry_id):
+    if not wiring.writer_store(settings).forget(owner, entry_id):
         raise CliError(f"no entry {entry_id} for owner {owner}", ExitCode.NOT_FOUND)
     click.echo(f"forgot {entry_id}")

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import click
 
+from fixmem import wiring
 from fixmem.notes_io import append_note, git_head, known_commits, memory_path, read_memory
 from fixmem.settings import Settings
 from store import FixEntry, FixStore, StoreError
@@ -66,10 +67,14 @@ def _workspace(value: str) -> Path:
     return path.resolve()
 
 
-def _store(ctx: click.Context, data_dir: str | None) -> FixStore:
+def _store(ctx: click.Context, data_dir: str | None, *, writes: bool = False) -> FixStore:
+    """The store of ``--data-dir`` (else the setting); ``writes``: with the workers' lock (``wiring``)."""
     settings = _settings(ctx)
-    root = Path(data_dir).expanduser() if data_dir else settings.data_dir
-    return FixStore(root, cap=settings.rotation_cap)
+    if data_dir:
+        settings = settings.with_overrides(data_dir=Path(data_dir).expanduser())
+    if writes:
+        return wiring.writer_store(settings)
+    return FixStore(settings.data_dir, cap=settings.rotation_cap)  # reads take no lock
 
 
 def _memory(where: Path) -> MemoryFile | None:
@@ -380,7 +385,7 @@ def export(
 def import_(ctx: click.Context, source: Any, project: str | None, owner: str, data_dir: str | None) -> None:
     """Import a JSONL export (file or '-'): ids kept, entries already present skipped."""
     try:
-        result = import_log(_store(ctx, data_dir), owner, source.read(), project=project)
+        result = import_log(_store(ctx, data_dir, writes=True), owner, source.read(), project=project)
     except ImportRefused as exc:
         for problem in exc.problems:
             click.echo(f"{source.name}:{problem.line}: {problem.reason}", err=True)

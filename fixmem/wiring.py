@@ -1,7 +1,8 @@
 """Composition: settings in, clients, stores, consumer and worker configurations out.
 
 Every process builds its parts here, so all writers of a data directory use the same kind of project
-lock (Redis lease or flock), and every Redis client has timeouts.
+lock (a Redis lease around the flock every write takes, or the flock alone), and every Redis client has
+timeouts.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def redis_client(settings: Settings, *, ping: bool = True) -> redis.Redis:
 
 
 def lock_factory(settings: Settings, client: redis.Redis | None) -> LockFactory | None:
-    """The project lock all writers use: a Redis lease lock (``store_lock=redis``), else flock (None)."""
+    """The project lock all writers use around the store's flock: a Redis lease (``store_lock=redis``),
+    else none (the flock alone)."""
     if settings.store_lock == "redis" and client is not None:
         return redis_lock_factory(client, lease=settings.lock_lease_seconds, wait=settings.lock_wait_seconds)
     return None
@@ -72,6 +74,18 @@ def lock_factory(settings: Settings, client: redis.Redis | None) -> LockFactory 
 def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
     """The FixStore of ``settings.data_dir`` with the configured lock (pass the client for Redis locks)."""
     return FixStore(settings.data_dir, cap=settings.rotation_cap, lock_factory=lock_factory(settings, client))
+
+
+def writer_store(settings: Settings) -> FixStore:
+    """The store for a command that writes (``forget``, ``import``): the workers' lock kind.
+
+    With ``store_lock=redis`` and a Redis known (``FIXMEM_REDIS_URL`` or a running ``fixmem up``), it
+    takes the project's Redis lease lock like the workers; raises RedisUnavailable (exit 69) when that
+    Redis does not answer. With no Redis known no worker holds a lease here, and the flock every write
+    takes excludes the local writers.
+    """
+    wants_redis = settings.store_lock == "redis" and resolve_redis_url(settings) is not None
+    return make_store(settings, redis_client(settings) if wants_redis else None)
 
 
 def consumer_name(settings: Settings, index: int | None = None) -> str:

@@ -1,20 +1,23 @@
 """``FixStore``: the store's public face. Thin I/O around the pure cores (one project = one log file).
 
-Every write of a project happens under its lock (``lock_factory(owner, project_key)``; default: flock on
-the sibling ``.lock`` file) and starts by re-validating the cached parse against the file. Readers take
-no lock and change nothing. Parsed logs and their derived views are cached per file, keyed by the file's
-identity (see ``store.log``), so a warm recall parses and tokenizes nothing.
+Every write of a project happens under flock on the sibling ``.lock`` file, taken inside the pluggable
+lock ``lock_factory(owner, project_key)`` when there is one (the pipeline's Redis lease lock, for hosts
+sharing a network volume), and starts by re-validating the cached parse against the file. The flock is
+always taken, so a local writer without the factory (``FixMemory``, a CLI run) still excludes the others.
+Readers take no lock and change nothing. Parsed logs and their derived views are cached per file, keyed
+by the file's identity (see ``store.log``), so a warm recall parses and tokenizes nothing.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +25,7 @@ import orjson
 
 from store import log
 from store.entry import ENTRY_ID_PATTERN, FixEntry
-from store.errors import InvalidEntry, InvalidKey, unavailable
+from store.errors import InvalidEntry, InvalidKey, StoreUnavailable, unavailable
 from store.fsio import ensure_dir, flock, remove_stale_temps
 from store.history import RegressionRule, lineage
 from store.log import Malformed, Snapshot
@@ -37,6 +40,7 @@ from store.vectors import embed_many
 from store.view import ProjectView, meaning_tokens
 
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
+_NO_FLOCK = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL})  # flock unsupported
 DEFAULT_CAP = 500
 CACHE_PROJECTS = 256
 DEFAULT_CACHE_BYTES = 256 << 20
@@ -100,8 +104,9 @@ class FixStore:
         """A store rooted at ``data_dir``; nothing is created until the first write.
 
         ``cap``: most entries kept per project. ``lock_factory(owner, project_key)``: a context manager held
-        around every write of that project (default: flock on the sibling ``.lock`` file; pass a
-        distributed lock on network filesystems). ``weights``: recall ranking. ``clock``: unix seconds.
+        around every write of that project, outside the flock on the sibling ``.lock`` file that every
+        write takes (pass a distributed lock on network filesystems). ``weights``: recall ranking.
+        ``clock``: unix seconds.
         ``cache_bytes``: memory for parsed logs and their vectors (about 4 KiB per entry), least
         recently used projects evicted first.
         Raises ValueError when ``cap`` is below 1.
@@ -256,12 +261,21 @@ class FixStore:
 
     # -- writing -------------------------------------------------------------------------------------
 
-    def _lock(self, owner: str, project_key: str, files: ProjectFiles) -> AbstractContextManager[object]:
-        """The project's write lock, named by the canonical key: writers (who know the raw key) and
-        ``forget`` (which knows the stored, redacted one) must take the same lock."""
-        if self._lock_factory is not None:
-            return self._lock_factory(owner, canonical_key(project_key))
-        return flock(files.lock)
+    @contextmanager
+    def _lock(self, owner: str, project_key: str, files: ProjectFiles) -> Iterator[None]:
+        """The project's write lock: the factory's (named by the canonical key: writers, who know the raw
+        key, and ``forget``, which knows the stored, redacted one, must take the same), then the flock."""
+        with ExitStack() as held:
+            if self._lock_factory is None:
+                held.enter_context(flock(files.lock))
+            else:
+                held.enter_context(self._lock_factory(owner, canonical_key(project_key)))
+                try:
+                    held.enter_context(flock(files.lock))
+                except StoreUnavailable as exc:  # a network file system without flock: the factory's
+                    if exc.errno not in _NO_FLOCK:  # lock alone serializes the writers there
+                        raise
+            yield
 
     def append(self, owner: str, project_key: str, entries: Sequence[FixEntry]) -> AppendResult:
         """Append a batch to a project's log: one write and one fsync, whole lines, under the lock.

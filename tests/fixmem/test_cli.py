@@ -15,6 +15,7 @@ from fixmem.errors import ExitCode
 from fixmem.redis_server import free_port
 from ingest import keys
 from tests.ingest.turns import turn, wire
+from workers.locks import redis_lock_factory
 
 
 @pytest.fixture
@@ -177,3 +178,35 @@ def test_ingest_burst_under_backpressure_says_why_it_stops(
     redis_client.delete(f"rq:queue:{keys.DEFAULT_LIVE_QUEUE}")
     assert main(["ingest", "--burst", "--max-wait", "0.2"]) == ExitCode.OK
     assert redis_client.llen(f"rq:queue:{keys.DEFAULT_LIVE_QUEUE}") == 1
+
+
+def test_import_and_forget_take_the_workers_project_lock(
+    env: Path,
+    tmp_path: Path,
+    redis_client: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``fixmem import`` built its store by hand with flock alone while the workers (FIXMEM_STORE_LOCK=redis)
+    held the project's Redis lease: both wrote the log at once (the test fails on the old code: checked)."""
+    project = "github.com/acme/widgets"
+    source = tmp_path / "turns.jsonl"
+    source.write_bytes(b"\n".join(wire(turn(i)) for i in range(2)))
+    assert main(["publish", str(source)]) == 0
+    assert main(["ingest", "--burst"]) == 0
+    assert main(["worker", "--burst"]) == 0
+    dump = tmp_path / "export.jsonl"
+    assert main(["export", "-p", project, "--format", "jsonl", "-o", str(dump), "--owner", "alice"]) == 0
+    other = tmp_path / "other"
+    monkeypatch.setenv("FIXMEM_LOCK_WAIT_SECONDS", "0.2")
+    worker_lock = redis_lock_factory(redis_client, lease=30, wait=1)
+    capsys.readouterr()
+    with worker_lock("alice", project):  # a worker is writing this project
+        assert main(["import", str(dump), "--owner", "alice", "--data-dir", str(other)]) == ExitCode.TIMEOUT
+        assert "still held by another writer" in capsys.readouterr().err
+        entry_id = json.loads(dump.read_text().splitlines()[0])["id"]
+        assert main(["forget", entry_id, "--owner", "alice"]) == ExitCode.TIMEOUT
+    assert not (other / "fix_memory").exists() or not any((other / "fix_memory").rglob("*.jsonl"))
+    assert main(["import", str(dump), "--owner", "alice", "--data-dir", str(other)]) == 0
+    assert "imported 2 entries" in capsys.readouterr().out
+    assert main(["forget", entry_id, "--owner", "alice"]) == 0
