@@ -94,13 +94,20 @@ class LexicalIndex:
             weight[rows] += self.idf[word]
         self.entry_weight: FloatArray = weight
 
-    def overlap(self, query_tokens: Sequence[str], *, min_query_words: float = 0.0) -> Overlap:
+    def overlap(
+        self,
+        query_tokens: Sequence[str],
+        *,
+        min_query_words: float = 0.0,
+        uncredited: Mapping[str, npt.NDArray[np.intp]] | None = None,
+    ) -> Overlap:
         """Weighted Jaccard and coverage of the query's unique match forms against every entry.
 
         Coverage is measured against a query weight of at least ``min_query_words`` distinctive words
         (each weighing the idf of a word found in one entry, so the floor scales with the project's
         size): a query of one or two common words ("fix the bug in the test" is the single keyword
-        ``test``) carries too little evidence to cover an entry completely.
+        ``test``) carries too little evidence to cover an entry completely. ``uncredited`` maps a match
+        form to rows that hold it but get no credit for it (it still counts in the query's weight).
         """
         min_query_weight = min_query_words * idf(self.size, 1) if self.size else 0.0
         words = unique(match_forms(query_tokens))
@@ -113,6 +120,8 @@ class LexicalIndex:
                 continue
             query_weight += weight
             shared[self.postings[word]] += weight
+            if uncredited and (rows := uncredited.get(word)) is not None and rows.size:
+                shared[np.intersect1d(rows, self.postings[word], assume_unique=True)] -= weight
         if not words or self.size == 0:
             return Overlap(np.zeros(self.size), np.zeros(self.size))
         union = query_weight + self.entry_weight - shared

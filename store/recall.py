@@ -12,7 +12,7 @@ from typing import Any
 from store.entry import FixEntry
 from store.ranking import DEFAULT_WEIGHTS, RankingWeights, rank
 from store.staleness import stale_marks, workspace_checker
-from store.view import ProjectView, query_vector
+from store.view import ProjectView, query_terms
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,12 @@ def recall_view(
     if not view.entries or k <= 0:
         return []
     errors = list(errors or ())
-    tokens, vector = query_vector(query, errors)
     signals = view.signals(
-        tokens, vector, files=list(files or ()), errors=errors, workspace=workspace, weights=weights
+        query_terms(query, errors),
+        files=list(files or ()),
+        errors=errors,
+        workspace=workspace,
+        weights=weights,
     )
     ranked = rank(
         signals,

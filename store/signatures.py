@@ -30,7 +30,7 @@ from functools import lru_cache
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 # Positions go before numbers become '#' (as in extraction), so ``x.tsx(42,18)`` is not read as ``x.tsx(#)``.
-_POSITION = re.compile(r"(\.[a-z0-9]{1,8})(?::\d+){1,2}(?=[\s:),'\"]|$)|(\.[a-z0-9]{1,8})\(\d+,\d+\)")
+_POSITION = re.compile(r"(\.[a-z0-9]{1,8})(?::(?:\d+|#)){1,2}(?=[\s:),'\"]|$)|(\.[a-z0-9]{1,8})\(\d+,\d+\)")
 _PY_LINE = re.compile(r",? line \d+(?:, column \d+)?")
 _HEX = re.compile(r"\b0x[0-9a-f]+\b")
 _NUMBER = re.compile(r"(?<![a-z0-9_#.])\d+(?:[.,]\d+)*(?![0-9_]|x#)")
@@ -55,6 +55,8 @@ _EXCEPTION = re.compile(
     r"(?: \[[\w-]+\])?(?:: ?(.*))?$"
 )
 _TRUNCATION = ("...", "…")
+_WORD_CHAR = re.compile(r"\w")
+_HEAD = re.compile(r"\W*\w*")  # a text's first word, with what precedes it
 MIN_CUT_CHARS = 8  # a cut text keeping fewer message characters than this says too little to match by
 
 
@@ -157,6 +159,24 @@ def query_error_parts(signature: str, workspace: str | None = None) -> ErrorPart
     return error_parts(signature)
 
 
+_RUNNER_PREFIX = re.compile(r"^\s*(?:E\s{2,}|(?:FAILED|ERROR) (?=\S+(?:::|\.py\b)))")
+
+
+def error_words(signature: str) -> str:
+    """The text of ``signature`` that says what went wrong, for matching by words: the runner's prefix
+    (``FAILED``, ``E   ``) and the error type's name go, the test id and the message stay.
+
+    The type is evidence once, through the error signal's type share; left in the words, a rare type
+    name (``ValidationError``) would count again as a distinctive keyword of every entry of that type.
+    """
+    text = _RUNNER_PREFIX.sub("", signature, count=1)
+    kind = error_parts(signature).kind
+    if kind:
+        name = re.compile(rf"(?<![\w.])(?:[\w$]+\.)*{re.escape(kind)}\b", re.IGNORECASE)
+        text = name.sub(" ", text, count=1)
+    return text
+
+
 def error_type(signature: str) -> str | None:
     """The real error type of ``signature`` (``runtimeerror``, ``e0308``, ``ts2345``, ``panic``) or None."""
     return error_parts(signature).kind
@@ -185,6 +205,31 @@ def same_error(a: ErrorParts, b: ErrorParts) -> bool:
     return texts is True or bool(a.test and a.test == b.test)
 
 
+def overlapping_errors(a: ErrorParts, b: ErrorParts) -> bool:
+    """Whether two signatures may be one error: the same error, or one text the other's beginning up to
+    a word boundary (a runner or a writer cut it without a mark: ``missing go.sum entry for module
+    providing package x`` and ``… package x (imported by y)``), with no test or type disagreeing."""
+    if same_error(a, b):
+        return True
+    if (a.test and b.test and a.test != b.test) or (a.kind and b.kind and a.kind != b.kind):
+        return False
+    if not a.comparable or not b.comparable:
+        return False
+    short, long = (a, b) if len(a.core) <= len(b.core) else (b, a)
+    return (
+        len(short.message) >= MIN_CUT_CHARS
+        and long.core.startswith(short.core)
+        and _WORD_CHAR.match(long.core, len(short.core)) is None
+    )
+
+
+def _head(core: str) -> str:
+    """The text up to the end of its first word: two texts one of which begins the other at a word
+    boundary share it (``overlapping_errors``)."""
+    match = _HEAD.match(core)
+    return match.group() if match else ""
+
+
 Row = tuple[int, ErrorParts]
 
 
@@ -197,6 +242,7 @@ class ErrorIndex:
         self._by_prefix: dict[str, list[Row]] = {}  # cut texts, by their first MIN_CUT_CHARS
         self._by_test: dict[str, list[Row]] = {}
         self._by_kind: dict[str, set[int]] = {}
+        self._by_head: dict[str, list[Row]] = {}  # comparable texts, by ``_head``
         for row, signatures in rows:
             self.add(row, signatures)
 
@@ -210,6 +256,7 @@ class ErrorIndex:
                 index = self._by_prefix if parts.truncated else self._by_core
                 key = parts.core[:MIN_CUT_CHARS] if parts.truncated else parts.core
                 index.setdefault(key, []).append((row, parts))
+                self._by_head.setdefault(_head(parts.core), []).append((row, parts))
             if parts.test:
                 self._by_test.setdefault(parts.test, []).append((row, parts))
             if parts.kind:
@@ -229,6 +276,14 @@ class ErrorIndex:
         if query.test:
             candidates += self._by_test.get(query.test, ())
         return {row for row, parts in candidates if same_error(query, parts)}
+
+    def overlapping(self, query: ErrorParts) -> set[int]:
+        """Rows holding a signature that may be the same error as ``query`` (``overlapping_errors``)."""
+        found = self.same(query)
+        if query.comparable:
+            rows = self._by_head.get(_head(query.core), ())
+            found.update(row for row, parts in rows if overlapping_errors(query, parts))
+        return found
 
     def same_kind(self, query: ErrorParts) -> set[int]:
         """Rows holding a signature of the query's error type (none when it has no type)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from posixpath import basename
 
@@ -24,14 +25,24 @@ from store.paths import normalize_path, path_suffix_match
 from store.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
 from store.reconcile import file_set
 from store.redact import redact_obj
-from store.signatures import ErrorIndex, query_error_parts
-from store.tokenize import tokenize
+from store.signatures import ErrorIndex, error_words, query_error_parts
+from store.tokenize import match_forms, tokenize
 from store.vectors import Matrix, Vector, dot_rows, embed, embed_many
 
 
 def meaning_tokens(entry: FixEntry) -> list[str]:
     """The tokens of an entry's task + errors (what its meaning vector is made of)."""
     return tokenize(meaning_text(entry))
+
+
+def error_only_words(entry: FixEntry) -> frozenset[str]:
+    """Match forms an entry states only in its errors, not in its task, solution or symbols: what a
+    query's error line shares with them is error text against error text, which the error signal
+    compares (``ProjectView.signals``)."""
+    if not entry.errors:
+        return frozenset()
+    said = match_forms(tokenize("\n".join([entry.task, entry.solution, *entry.symbols])))
+    return frozenset(match_forms(tokenize("\n".join(entry.errors)))).difference(said)
 
 
 def _index_pairs(entries: Sequence[FixEntry], keyword_lists: Sequence[list[str]]) -> list[bytes]:
@@ -148,6 +159,8 @@ class ProjectView:
         n = len(self.entries)
         if "file_sets" in done:
             view.__dict__["file_sets"] = [*self.file_sets, *(file_set(e) for e in new)]
+        if "error_only_words" in done:
+            view.__dict__["error_only_words"] = [*self.error_only_words, *map(error_only_words, new)]
         if "index_pairs" in done:
             view.__dict__["index_pairs"] = [*self.index_pairs, *_index_pairs(new, view.keyword_lists[n:])]
         if "rows" in done:
@@ -180,6 +193,8 @@ class ProjectView:
             view.__dict__["index_pairs"] = [self.index_pairs[r] for r in rows]
         if "file_sets" in self.__dict__:
             view.__dict__["file_sets"] = [self.file_sets[r] for r in rows]
+        if "error_only_words" in self.__dict__:
+            view.__dict__["error_only_words"] = [self.error_only_words[r] for r in rows]
         self._carry_supersession(view, rows)
         return view
 
@@ -298,6 +313,20 @@ class ProjectView:
         """The entries' error signatures by text, test and type (``store.signatures``)."""
         return ErrorIndex((row, entry.errors) for row, entry in enumerate(self.entries))
 
+    @cached_property
+    def error_only_words(self) -> list[frozenset[str]]:
+        """Each entry's ``error_only_words``."""
+        return [error_only_words(e) for e in self.entries]
+
+    @cached_property
+    def _error_only_postings(self) -> dict[str, npt.NDArray[np.intp]]:
+        """``{match form: rows}`` of ``error_only_words``."""
+        table: dict[str, list[int]] = {}
+        for row, words in enumerate(self.error_only_words):
+            for word in words:
+                table.setdefault(word, []).append(row)
+        return {word: np.array(rows, dtype=np.intp) for word, rows in table.items()}
+
     def file_signal(self, files: Sequence[str], workspace: str | None) -> FloatArray:
         """Share of the query's files each entry touched (0 for every entry when no file is asked)."""
         wanted = {normalize_path(f, workspace) for f in files} - {""}
@@ -330,22 +359,44 @@ class ProjectView:
 
     def signals(
         self,
-        query_tokens: Sequence[str],
-        query_vector: Vector,
+        query: QueryTerms,
         *,
         files: Sequence[str],
         errors: Sequence[str],
         workspace: str | None,
         weights: RankingWeights,
     ) -> Signals:
-        """Every match signal of one query against every entry."""
-        overlap = self.lexical.overlap(query_tokens, min_query_words=weights.coverage_min_words)
-        cosine = dot_rows(self.vectors, query_vector)
+        """Every match signal of one query against every entry.
+
+        Where the error signal finds an entry's errors different from the query's (another error, or
+        only the same type), the query's error lines are no evidence in the word and vector signals:
+        their words get no credit for words the entry states only in its errors, and the cosine is the
+        query text's alone. What two different errors' texts share is the error type's wording
+        (``object has no attribute``, ``validation errors for``, ``runtime error: … out of range``) and
+        the runner's (``FAILED tests/…py::test_``), not the bug. Error words the entry states in its
+        task, solution or symbols still count.
+        """
+        error_signal = self.error_signal(errors, weights, workspace)
+        uncredited: dict[str, npt.NDArray[np.intp]] = {}
+        cosine = dot_rows(self.vectors, query.vector)
+        if query.error_words:
+            differ = np.ones(len(self.entries), dtype=bool)
+            for error in errors:
+                if error.strip():
+                    differ[list(self._errors.overlapping(query_error_parts(error, workspace)))] = False
+            for word in query.error_words:
+                rows = self._error_only_postings.get(word)
+                if rows is not None:
+                    uncredited[word] = rows[differ[rows]]
+            cosine = np.where(differ, dot_rows(self.vectors, query.text_vector), cosine)
+        overlap = self.lexical.overlap(
+            query.tokens, min_query_words=weights.coverage_min_words, uncredited=uncredited
+        )
         return Signals(
             jaccard=overlap.jaccard,
             coverage=overlap.coverage,
             files=self.file_signal(files, workspace),
-            errors=self.error_signal(errors, weights, workspace),
+            errors=error_signal,
             cosine=cosine,
         )
 
@@ -359,7 +410,22 @@ class ProjectView:
         return cached
 
 
-def query_vector(query: str, errors: Sequence[str]) -> tuple[list[str], Vector]:
-    """A query's tokens and meaning vector (its text plus its errors, like an entry's task + errors)."""
-    tokens = tokenize("\n".join([query, *errors]))
-    return tokens, embed(tokens)
+@dataclass(frozen=True)
+class QueryTerms:
+    """A query's tokens and meaning vectors: its text plus the words of its errors (``error_words``:
+    without the runner's prefix and the error type's name, which the error signal weighs)."""
+
+    tokens: list[str]  # text + error words
+    vector: Vector  # of ``tokens``
+    text_vector: Vector  # of the text's tokens alone
+    error_words: frozenset[str]  # match forms found only in the error lines, not in the text
+
+
+def query_terms(query: str, errors: Sequence[str]) -> QueryTerms:
+    """The ``QueryTerms`` of a query's text and the error lines it passed."""
+    text_tokens = tokenize(query)
+    error_tokens = tokenize("\n".join(map(error_words, errors)))
+    tokens = text_tokens + error_tokens
+    only_errors = frozenset(match_forms(error_tokens)) - frozenset(match_forms(text_tokens))
+    vector = embed(tokens)
+    return QueryTerms(tokens, vector, embed(text_tokens) if error_tokens else vector, only_errors)

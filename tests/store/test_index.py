@@ -121,3 +121,16 @@ def test_idf_is_positive_and_falls_with_document_frequency(n: int, df: int) -> N
 def test_empty_index() -> None:
     overlap = LexicalIndex([]).overlap(["a"])
     assert overlap.jaccard.shape == (0,) and overlap.coverage.shape == (0,)
+
+
+def test_an_uncredited_word_counts_in_the_query_but_not_for_those_rows() -> None:
+    lexical = LexicalIndex([["attribute", "split"], ["attribute", "header"], ["theme"]])
+    plain = lexical.overlap(["attribute", "header"])
+    rows = np.array([0, 1, 2], dtype=np.intp)  # row 2 does not hold the word: nothing to take away
+    held_back = lexical.overlap(["attribute", "header"], uncredited={"attribut": rows})
+    assert held_back.coverage[0] == 0.0 and held_back.jaccard[0] == 0.0
+    assert 0.0 < held_back.coverage[1] < plain.coverage[1]  # ``header`` still counts, against both words
+    assert held_back.coverage[2] == 0.0
+    only_row_1 = lexical.overlap(["attribute"], uncredited={"attribut": np.array([1], dtype=np.intp)})
+    assert only_row_1.coverage[0] == pytest.approx(lexical.overlap(["attribute"]).coverage[0])
+    assert only_row_1.coverage[1] == 0.0

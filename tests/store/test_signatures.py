@@ -13,9 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store import FixStore
-from store.ranking import DEFAULT_WEIGHTS
-from store.signatures import ErrorIndex, canonical_error, error_parts, error_type, same_error
-from store.view import ProjectView
+from store.ranking import DEFAULT_WEIGHTS, Signals
+from store.signatures import (
+    ErrorIndex,
+    canonical_error,
+    error_parts,
+    error_type,
+    error_words,
+    overlapping_errors,
+    same_error,
+)
+from store.vectors import dot_rows
+from store.view import ProjectView, query_terms
 from tests.store.factories import OWNER, PROJECT, make_entry
 from tests.workers.extraction.test_runner_fixtures import _event as runner_event
 from workers.extraction import Limits
@@ -35,6 +44,10 @@ from workers.extraction.turn import collect_errors
         ("./internal/config/config.go:41:9: undefined: x", "./internal/config/config.go: undefined: x"),
         ("greet.ts(5,7): error TS2345: Argument", "greet.ts: error ts2345: argument"),
         ("SyntaxError: invalid syntax (a.py, line 3)", "syntaxerror: invalid syntax (a.py)"),
+        # a position someone already wrote as ``#`` is a position (it failed to meet the raw line)
+        ("CMake Error at CMakeLists.txt:# (find_package):", "cmake error at cmakelists.txt (find_package):"),
+        ("CMake Error at CMakeLists.txt:27 (find_package):", "cmake error at cmakelists.txt (find_package):"),
+        ("./x.go:#:#: undefined: y", "./x.go: undefined: y"),
     ],
 )
 def test_canonical_error(signature: str, canonical: str) -> None:
@@ -335,3 +348,106 @@ def test_the_file_decides_between_two_fixes_of_the_same_task(store_dir: FixStore
 @pytest.fixture
 def store_dir(data_dir: object) -> FixStore:
     return FixStore(data_dir)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("signature", "words"),
+    [
+        ("E       KeyError: 'currency_code'", ": 'currency_code'"),
+        ("FAILED tests/test_io.py::test_out - AttributeError: 'x'", "tests/test_io.py::test_out - : 'x'"),
+        ("pydantic_core._pydantic_core.ValidationError: 2 errors for A", ": 2 errors for A"),
+        ("panic: close of closed channel", ": close of closed channel"),
+        ("missing go.sum entry for module", "missing go.sum entry for module"),
+    ],
+)
+def test_error_words_drop_the_runner_prefix_and_the_type(signature: str, words: str) -> None:
+    assert error_words(signature).split() == words.split()
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "overlapping"),
+    [
+        ("KeyError: 'JPY'", "t.py::test_fmt - KeyError: 'JPY'", True),  # the same error
+        (
+            "missing go.sum entry for module providing package x/kafka-go (imported by x/ingestd)",
+            "missing go.sum entry for module providing package x/kafka-go",
+            True,  # cut without a mark, at a word boundary
+        ),
+        ("missing go.sum entry for modules", "missing go.sum entry for module", False),  # mid-word
+        (
+            "AttributeError: 'NoneType' object has no attribute 'write'",
+            "AttributeError: 'list' object",
+            False,
+        ),
+        (
+            "panic: runtime error: slice bounds out of range",
+            "panic: runtime error: index out of range",
+            False,
+        ),
+        ("KeyError: 'currency_code'", "TypeError: 'currency_code'", False),  # another type
+        ("a.py::test_a - KeyError: 'abcdefghij' x", "b.py::test_b - KeyError: 'abcdefghij'", False),
+        ("KeyError: 'id' in row", "KeyError: 'id'", False),  # too little message to match by a cut
+    ],
+)
+def test_overlapping_errors(a: str, b: str, overlapping: bool) -> None:
+    assert overlapping_errors(error_parts(a), error_parts(b)) is overlapping
+    assert overlapping_errors(error_parts(b), error_parts(a)) is overlapping
+    assert ErrorIndex([(0, [b])]).overlapping(error_parts(a)) == ({0} if overlapping else set())
+
+
+ATTRIBUTE_ENTRIES = [
+    make_entry(1, "cmd_add crashes when given several files",
+               errors=["tests/test_commands.py::test_cmd_add - "
+                       "AttributeError: 'list' object has no attribute 'split'"],
+               solution="split each file name before adding it"),
+    make_entry(2, "the exporter writes no header row", errors=["AssertionError: assert 'id' in ''"],
+               solution="write the header before the rows"),
+    make_entry(3, "dark mode toggle does not persist", solution="store the theme in localStorage"),
+]  # fmt: skip
+OTHER_ATTRIBUTE_ERROR = (
+    "FAILED tests/test_io.py::test_pretty_output - AttributeError: 'NoneType' object has no attribute 'write'"
+)
+SAME_ATTRIBUTE_ERROR = (
+    "FAILED tests/test_commands.py::test_cmd_add - AttributeError: 'list' object has no attribute 'split'"
+)
+
+
+def _signals(query: str, errors: list[str]) -> Signals:
+    view = ProjectView(ATTRIBUTE_ENTRIES)
+    terms = query_terms(query, errors)
+    return view.signals(terms, files=[], errors=errors, workspace=None, weights=DEFAULT_WEIGHTS)
+
+
+def test_another_error_of_the_same_type_lends_the_entry_no_words() -> None:
+    """``object has no attribute`` is AttributeError's wording, not the bug: when the error signal finds
+    the errors different, the words the entry states only in its errors get no credit, and the cosine
+    is the query text's alone."""
+    other = _signals("fix the failing test", [OTHER_ATTRIBUTE_ERROR])
+    assert other.errors[0] == pytest.approx(DEFAULT_WEIGHTS.error_type)
+    assert other.coverage[0] < 0.1  # only the text's ``test`` meets the entry's test id
+    text_only = dot_rows(
+        ProjectView(ATTRIBUTE_ENTRIES).vectors, query_terms("fix the failing test", []).vector
+    )
+    assert other.cosine[0] == pytest.approx(text_only[0])
+    same = _signals("fix the failing test", [SAME_ATTRIBUTE_ERROR])
+    assert same.errors[0] == 1.0
+    assert same.coverage[0] > 0.3 and same.cosine[0] > other.cosine[0] + 0.2
+
+
+def test_error_words_the_entry_states_outside_its_errors_still_count() -> None:
+    """``write`` is in entry 2's task and solution: a query error saying it still meets them."""
+    signals = _signals("fix the failing test", [OTHER_ATTRIBUTE_ERROR])
+    assert signals.coverage[1] > 0.0
+    assert signals.coverage[2] == 0.0
+
+
+def test_another_error_of_the_same_type_recalls_nothing(store_dir: FixStore) -> None:
+    """A probe carrying an error the project never had (same type, other message and test) abstains;
+    the error the project had finds its fix. The first failed before phase 3 of the recall eval."""
+    store_dir.append(OWNER, PROJECT, ATTRIBUTE_ENTRIES)
+    assert (
+        store_dir.recall(OWNER, PROJECT, "fix the failing test", errors=[OTHER_ATTRIBUTE_ERROR], now=3000)
+        == []
+    )
+    hits = store_dir.recall(OWNER, PROJECT, "fix the failing test", errors=[SAME_ATTRIBUTE_ERROR], now=3000)
+    assert [h.entry.id for h in hits] == [ATTRIBUTE_ENTRIES[0].id]
