@@ -11,8 +11,9 @@ What the events carry, whatever the format:
   native arguments as ``input`` with a file under ``path`` / ``file_path`` and edits under ``old_str`` /
   ``new_str`` / ``file_text`` (or the harness's own keys), ``output``, ``exit_code`` and ``ok`` only where
   the log states them, ``diff`` where the log has the edit's diff, ``ts`` where the log has a time;
-- ``ts``: the last time seen in the turn; logs without times get ``UNDATED_EPOCH`` + turn index and
-  ``harness_meta.ts_derived``;
+- ``ts``: the last time seen in the turn; turns without a time get ``harness_meta.ts_derived`` and, from
+  the parsers, ``UNDATED_EPOCH`` + turn index (their ids are derived with it); ``import_file`` then dates
+  them by the file's mtime (the last turn at the mtime, one second apart before it), ids unchanged;
 - ``harness_meta``: ``harness``, ``model``, ``session_id``, ``turn``, ``stop_reason``, ``commit`` when known;
   ``cut`` lists strings whose middle was cut to fit the wire limit;
 - ``event_id``: ``bf-`` + 32 hex of SHA-256 over (format, session/instance id or source path, turn index,

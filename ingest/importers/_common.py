@@ -4,6 +4,8 @@ Pure: values in, values out. An importer turns a native log into ``TurnDraft``s 
 ``build_events``, which validates them as v1 ``TurnEvent``s, keeps each under the wire limit by cutting
 the middle out of the longest strings (outputs first), and gives each a deterministic ``event_id``:
 ``bf-`` + 32 hex of SHA-256 over format, source identity, turn index and the content hash of the event.
+A turn without a time is built at ``UNDATED_EPOCH`` + its index (so its id is fixed); the file shell then
+dates it by the file's mtime with ``date_undated``, which keeps the id.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from ingest.schema import (
     derive_event_id,
 )
 
-# Logs that carry no time get this one (2000-01-01T00:00:00Z) plus the turn index in seconds, so the
-# value is deterministic and keeps the turns' order; the event says so in ``harness_meta.ts_derived``.
+# Logs that carry no time get this one (2000-01-01T00:00:00Z) plus the turn index in seconds while their
+# ids are derived, so the ids are deterministic; the file shell then dates them by the file's mtime
+# (``date_undated``). The event says so in ``harness_meta.ts_derived``.
 UNDATED_EPOCH = 946684800.0
 # Strings are never cut shorter than this many characters while fitting an event under the wire limit.
 MIN_CUT_CHARS = 256
@@ -113,6 +116,28 @@ def build_events(
         key = "\0".join((origin.format, origin.identity, str(turn), content)).encode("utf-8", "surrogatepass")
         events.append(event.model_copy(update={"event_id": "bf-" + hashlib.sha256(key).hexdigest()[:32]}))
     return events
+
+
+def date_undated(events: Sequence[TurnEvent], mtime: float) -> list[TurnEvent]:
+    """``events`` with the turns whose log gave no time (``ts_derived``) dated by the file's ``mtime``
+    (unix seconds): the last turn at ``mtime``, each earlier one a second before it, so the order stays.
+
+    Their ids do not change: ``build_events`` derived them from the fixed ``UNDATED_EPOCH`` stand-in, so a
+    re-run over a touched or copied file still yields the same events. A ``mtime`` of 0 or less (or not
+    finite) changes nothing.
+    """
+    if not math.isfinite(mtime) or mtime <= 0:
+        return list(events)
+    undated = [(e, _turn(e)) for e in events if (e.harness_meta.model_extra or {}).get("ts_derived")]
+    if not undated:
+        return list(events)
+    last = max(turn for _, turn in undated)
+    dated = {id(e): mtime - (last - turn) for e, turn in undated}
+    return [e.model_copy(update={"ts": dated[id(e)]}) if id(e) in dated else e for e in events]
+
+
+def _turn(event: TurnEvent) -> int:
+    return event.harness_meta.turn or 0
 
 
 def _validate(body: dict[str, Any]) -> TurnEvent:

@@ -2,10 +2,12 @@
 
 ``import_file`` never raises for a bad file: every failure (unreadable, empty, binary, unrecognized,
 corrupt, truncated) comes back as ``ImportedFile.error``, with whatever events could still be read.
+Turns the log gives no time get the file's mtime (``date_undated``: their ids do not depend on it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.importers import aider, claude_code, codex, events, mini_swe_agent, openhands, swe_agent
-from ingest.importers._common import PartialLog, UnreadableLog
+from ingest.importers._common import PartialLog, UnreadableLog, date_undated
 from ingest.importers.detect import detect_format
 from ingest.schema import TurnEvent
 
@@ -102,7 +104,10 @@ def import_file(
         fmt = None
     if fmt is None:
         return ImportedFile(path, None, [], f"{UNRECOGNIZED}: not one of {', '.join(FORMATS)}")
-    return _parse(path, fmt, data, owner=owner, project=project, root=root)
+    imported = _parse(path, fmt, data, owner=owner, project=project, root=root)
+    if not imported.events or fmt == events.FORMAT:  # our own events carry their times as given
+        return imported
+    return dataclasses.replace(imported, events=date_undated(imported.events, st.st_mtime))
 
 
 def _parse(

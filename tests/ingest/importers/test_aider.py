@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ingest.importers import UNDATED_EPOCH
 from ingest.importers.aider import parse
 from tests.ingest.importers.support import FIXTURES, load
 
@@ -40,7 +39,8 @@ def test_add_test_transcript() -> None:
     assert [t.tool for t in third.tool_events] == ["run"]
     assert "1 passed in 0.38s" in third.tool_events[0].output
     assert third.round_texts == [] and third.harness_meta.commit is None
-    assert [e.ts for e in result.events] == [UNDATED_EPOCH, UNDATED_EPOCH + 1, UNDATED_EPOCH + 2]
+    mtime = (FIXTURES / "aider/add-test.md").stat().st_mtime  # no times in the log: the file's, in order
+    assert [e.ts for e in result.events] == [mtime - 2, mtime - 1, mtime]
     assert {e.workspace for e in result.events} == {(FIXTURES / "aider").resolve().as_posix()}
     assert {e.project_key for e in result.events} == {(FIXTURES / "aider").resolve().as_posix()}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from pathlib import Path
 
@@ -192,3 +193,44 @@ def test_parsers_refuse_malformed_logs_only_with_unreadable_log(doc: object, fmt
 def test_detection_never_raises(doc: object, lines: bool) -> None:
     body = orjson.dumps(doc)
     assert detect_format(Path("x.jsonl"), body + b"\n" + body if lines else body) in (None, *FORMATS)
+
+
+UNDATED_LOGS = [
+    "aider/add-test.md",
+    "openhands/resolver_mock_output/output.jsonl",
+    "swe-agent/swe-agent__test-repo-i1.traj",
+]
+
+
+@pytest.mark.parametrize("relative", UNDATED_LOGS)
+def test_turns_without_a_time_get_the_file_mtime_and_keep_their_ids(relative: str, tmp_path: Path) -> None:
+    """A log without times used to date its turns 2000-01-01 (UNDATED_EPOCH + turn): recency ranking and
+    --since then treated a log written today as 26 years old. The fallback is the file's mtime; the ids
+    must not follow the mtime, or re-running a backfill over a touched file would record every turn again."""
+    copy = tmp_path / relative
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / relative, copy)
+    runs = []
+    for mtime in (1_750_000_000.0, 1_760_000_000.5):
+        os.utime(copy, (mtime, mtime))
+        result = import_file(copy, owner="o", root=tmp_path)
+        assert result.events and result.error is None
+        assert all((e.harness_meta.model_extra or {}).get("ts_derived") for e in result.events)
+        turns = [e.harness_meta.turn or 0 for e in result.events]
+        assert [e.ts for e in result.events] == [mtime - (max(turns) - t) for t in turns]
+        runs.append(result.events)
+    first, second = runs
+    assert [e.event_id for e in first] == [e.event_id for e in second]
+
+
+def test_dated_turns_and_our_own_events_keep_their_times(tmp_path: Path) -> None:
+    copy = tmp_path / "session.jsonl"
+    shutil.copyfile(FIXTURES / LOGS[4], copy)  # Claude Code: every record has a timestamp
+    os.utime(copy, (1_750_000_000, 1_750_000_000))
+    dated = import_file(copy, owner="o", root=tmp_path).events
+    assert dated and all(e.ts < 1_750_000_000 for e in dated)
+    own = tmp_path / "events.jsonl"
+    wire = orjson.loads(dated[0].to_wire())
+    wire.update(ts=946684800.0, harness_meta={**wire["harness_meta"], "ts_derived": True})
+    own.write_bytes(orjson.dumps(wire) + b"\n")
+    assert [e.ts for e in import_file(own, owner="o", format="events").events] == [946684800.0]

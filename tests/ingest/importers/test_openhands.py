@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import orjson
 
-from ingest.importers import UNDATED_EPOCH
 from ingest.importers.openhands import parse
-from tests.ingest.importers.support import load
+from tests.ingest.importers.support import FIXTURES, load
 
 PARSER_C = "/workspace/ponylang__ponyc__0.1/src/libponyc/ast/parser.c"
 
@@ -67,7 +66,7 @@ def test_resolver_output_has_no_ids_or_times_and_pairs_by_position() -> None:
     assert license_turn.project_key == "neubig/pr-viewer" and license_turn.workspace == "/workspace"
     assert license_turn.user_message == "Add MIT license\n\nWe can license this repo under the MIT license."
     assert license_turn.harness_meta.session_id == "neubig/pr-viewer#5"
-    assert license_turn.ts == UNDATED_EPOCH
+    assert license_turn.ts == (FIXTURES / "openhands/resolver_mock_output/output.jsonl").stat().st_mtime
     assert len(dark_mode.tool_events) == 21
     edits = [t for t in dark_mode.tool_events if t.input.get("path")]
     assert [t.input["path"].rsplit("/", 1)[1] for t in edits] == ["App.css"] + ["App.tsx"] * 8 + [

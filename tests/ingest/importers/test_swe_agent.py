@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ingest.importers import UNDATED_EPOCH
 from ingest.schema import TurnEvent
-from tests.ingest.importers.support import load
+from tests.ingest.importers.support import FIXTURES, load
 
 
 def only(relative: str) -> TurnEvent:
@@ -34,7 +33,10 @@ def test_classic_windowed_edit_resolves_the_open_file() -> None:
     )
     assert event.harness_meta.stop_reason == "submitted"
     assert event.harness_meta.session_id == "swe-agent__test-repo-i1"
-    assert event.ts == UNDATED_EPOCH and event.harness_meta.model_extra == {"ts_derived": True}
+    assert (
+        event.ts == (FIXTURES / "swe-agent/swe-agent__test-repo-i1.traj").stat().st_mtime
+    )  # no times: the file's
+    assert event.harness_meta.model_extra == {"ts_derived": True}
 
 
 def test_classic_search_replace_edit() -> None:
