@@ -39,6 +39,7 @@ CATEGORY_KINDS: dict[str, Kind] = {
     "negative-generic": "negative",  # generic words ("fix the bug in the test")
     "negative-unrelated": "negative",  # a task the project never saw
     "negative-shared-words": "negative",  # shares words with entries, means something else
+    "negative-error": "negative",  # raw error lines the project never had (same type, other message/test)
     "isolation-project": "isolation",  # the answer lives in another project
     "isolation-owner": "isolation",  # the answer lives under another owner (same project key)
 }
