@@ -110,7 +110,7 @@ class Listener(Protocol):
 
     def started(self, files: int, total_bytes: int) -> None: ...
     def file_done(self, record: FileRecord) -> None: ...
-    def published(self, events: int) -> None: ...
+    def published(self, events: int) -> None: ...  # sent (a dry run: parsed, would be sent)
     def waiting(self, message: str | None) -> None: ...
     def following(self, drain: Drain) -> None: ...
 
@@ -513,7 +513,11 @@ def run_backfill(
                 result.bytes_read += planned.read_bytes
                 if planned.record.sent and before_publish is not None:
                     before_publish(planned.record.sent)
-                finish([planned.record] if publisher is None else publisher.add(*planned[:2]))
+                if publisher is None:  # a dry run: the events that would be published count as such
+                    finish([planned.record])
+                    listener.published(len(planned.record.sent))
+                else:
+                    finish(publisher.add(*planned[:2]))
             if stop.is_set() and left:
                 result.interrupted = True
                 break

@@ -22,11 +22,13 @@ from typing import Any
 
 import pytest
 import redis
+from rich.console import Console
 
+from fixmem.backfill_cli import ProgressDisplay
 from fixmem.cli import main
 from ingest import keys
 from ingest.backfill import run_key
-from ingest.backfill_run import Checkpoint
+from ingest.backfill_run import Checkpoint, RunConfig, run_backfill
 from store import FixEntry, FixStore
 from tests.ingest.importers.support import FIXTURES
 from workers.counters import read_counters
@@ -294,3 +296,13 @@ def test_a_wait_that_times_out_keeps_the_checkpoint_and_the_next_run_only_waits(
     again = json.loads(out)
     assert code == 75 and again["events"]["published_by_earlier_runs"] == 6
     assert env.client().xlen("test:backfill:nobody-reads") == 6  # nothing published twice
+
+
+def test_the_dry_run_progress_counts_the_parsed_events() -> None:
+    """``--dry-run``'s progress bar said '0 events' to the end: only the publisher reported events."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=200, color_system=None)
+    with ProgressDisplay(console) as display:
+        result = run_backfill(None, [FIXTURES], RunConfig("dry"), listener=display)
+    assert sum(len(r.sent) for r in result.records) == display.events == CORPUS_EVENTS
+    assert f"{CORPUS_FILES}/{CORPUS_FILES} files · {CORPUS_EVENTS} events" in out.getvalue()

@@ -158,10 +158,13 @@ def test_a_file_bigger_than_one_call_is_recorded_with_all_its_ids(
 
 
 def test_a_dry_run_touches_no_redis(redis_client: redis.Redis, corpus: Path) -> None:
-    result = run_backfill(None, [corpus], config())
+    recorder = Recorder()
+    result = run_backfill(None, [corpus], config(), listener=recorder)
     assert redis_client.dbsize() == 0
     assert sum(len(r.sent) for r in result.records) == len(expected_events(corpus))
     assert all(s.stream_id == "" for s in result.sent)
+    # the progress counts the events that would be published (it said 0: only the publisher reported)
+    assert recorder.events == len(expected_events(corpus)) > 0
 
 
 def test_bad_files_cost_themselves_only(redis_client: redis.Redis, tmp_path: Path) -> None:
