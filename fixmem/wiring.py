@@ -7,12 +7,14 @@ timeouts.
 
 from __future__ import annotations
 
+import logging
 import socket
 from pathlib import Path
 
 import redis
 
-from fixmem.errors import RedisUnavailable
+from fixmem.errors import CliError, ExitCode, RedisUnavailable
+from fixmem.redis_server import MIN_REDIS_VERSION, version_supported
 from fixmem.settings import Settings
 from ingest.connection import REDIS_DOWN, connect
 from ingest.consumer import ConsumerConfig, Route
@@ -21,6 +23,8 @@ from workers.extraction import Limits
 from workers.jobs import WorkerContext
 from workers.locks import redis_lock_factory
 from workers.worker import WorkerOptions
+
+log = logging.getLogger("fixmem.wiring")
 
 RUNTIME_URL_FILE = "redis/url"  # under the data dir: where `fixmem up` says its embedded Redis listens
 
@@ -41,10 +45,12 @@ def resolve_redis_url(settings: Settings) -> str | None:
     return url or None
 
 
-def redis_client(settings: Settings, *, ping: bool = True) -> redis.Redis:
+def redis_client(settings: Settings, *, ping: bool = True, check_version: bool = False) -> redis.Redis:
     """A client for the configured Redis, checked with PING unless ``ping`` is False.
 
-    Raises RedisUnavailable (exit 69) naming the URL when there is none or it does not answer.
+    ``check_version``: also refuse a server older than ``MIN_REDIS_VERSION`` (the long-running commands).
+    Raises RedisUnavailable (exit 69) naming the URL when there is none or it does not answer, and CliError
+    (exit 69) when it is too old.
     """
     url = resolve_redis_url(settings)
     if url is None:
@@ -60,7 +66,29 @@ def redis_client(settings: Settings, *, ping: bool = True) -> redis.Redis:
             raise RedisUnavailable(url, str(exc) or type(exc).__name__) from exc
         except redis.exceptions.AuthenticationError as exc:
             raise RedisUnavailable(url, f"authentication failed: {exc}") from exc
+    if check_version:
+        require_supported_version(client, url)
     return client
+
+
+def require_supported_version(client: redis.Redis, url: str) -> None:
+    """Refuse a Redis older than ``MIN_REDIS_VERSION``: raises CliError (exit 69) naming its version.
+
+    A server whose ``INFO`` is disabled (some managed services rename it) is let through with a warning.
+    """
+    try:
+        version = str(client.info("server").get("redis_version", ""))
+    except redis.exceptions.ResponseError as exc:
+        log.warning("cannot read the version of the Redis at %s (%s): assuming >= 6.2", url, exc)
+        return
+    if not version_supported(version):
+        needed = ".".join(map(str, MIN_REDIS_VERSION))
+        raise CliError(
+            f"the Redis at {url} is version {version or '(none reported)'}: fixmem needs Redis >= {needed} "
+            "(XAUTOCLAIM, LMOVE, MINID trimming). Upgrade it, or unset FIXMEM_REDIS_URL so that "
+            "`fixmem up` starts its embedded Redis.",
+            ExitCode.REDIS_UNAVAILABLE,
+        )
 
 
 def lock_factory(settings: Settings, client: redis.Redis | None) -> LockFactory | None:

@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 import redis
 
+from fixmem.errors import CliError, ExitCode
+from fixmem.redis_server import parse_redis_version, version_supported
 from fixmem.settings import Settings
 from fixmem.supervisor import ChildSpec, Supervisor
 from fixmem.up import children, redis_for
 from ingest.connection import REDIS_DOWN, connect
 from ingest.publish import publish_turn
 from store import FixStore
-from tests.ingest.turns import turn
+from tests.ingest.turns import turn, wire
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,3 +154,90 @@ def test_the_supervisor_kills_a_child_that_ignores_sigterm() -> None:
     assert time.monotonic() - started < 10
     child = supervisor.children[0]
     assert child.process is not None and child.process.returncode == -signal.SIGKILL
+
+
+def test_the_embedded_redis_is_configured_as_documented(tmp_path: Path) -> None:
+    """AOF with fsync every second and no eviction: a full Redis refuses writes instead of dropping
+    unprocessed events. Checked on the running server, not on the command line that started it."""
+    settings = Settings.from_env({"FIXMEM_DATA_DIR": str(tmp_path)})
+    with redis_for(settings, io.StringIO()) as running:
+        assert running.server is not None
+        client = redis.Redis.from_url(running.url, decode_responses=True)
+        try:
+            config = {
+                name: client.config_get(name)[name]
+                for name in ("appendonly", "appendfsync", "maxmemory-policy", "dir", "bind")
+            }
+        finally:
+            client.close()
+    assert config["appendonly"] == "yes" and config["appendfsync"] == "everysec"
+    assert config["maxmemory-policy"] == "noeviction"
+    assert Path(config["dir"]) == tmp_path / "redis" and config["bind"] == "127.0.0.1"
+
+
+def test_up_prints_the_bundled_redis_cli_and_it_publishes(tmp_path: Path) -> None:
+    """The README tells users to XADD by hand with redis-cli; ``up`` says where the bundled one is."""
+    data_dir = tmp_path / "data"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fixmem", "up", "--workers", "0"],
+        cwd=ROOT, env=_env(data_dir, FIXMEM_API_PORT="0"), stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    lines = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("running"):
+                break
+        cli = next(line.split(None, 1)[1].strip() for line in lines if line.startswith("redis-cli "))
+        assert Path(cli).name == "redis-cli" and os.access(cli, os.X_OK)
+        url = (data_dir / "redis" / "url").read_text().strip()
+        publish = next(line for line in lines if line.startswith("publish "))
+        assert f"{cli} -u {url} XADD fixmem:turns" in publish
+        added = subprocess.run(
+            [cli, "-u", url, "XADD", "fixmem:turns", "*", "event", wire(turn(1)).decode()],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        assert re.fullmatch(r"\d+-\d+", added.stdout.strip()), added.stdout  # the new entry's id
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=120)
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("version", "parsed", "supported"),
+    [
+        ("6.2.14", (6, 2, 14), True),
+        ("6.2.0", (6, 2, 0), True),
+        ("7.2.4", (7, 2, 4), True),
+        ("8.0.0-rc1", (8, 0, 0), True),
+        ("6.0.16", (6, 0, 16), False),
+        ("5.0.7", (5, 0, 7), False),
+        ("", (), False),
+        ("unknown", (), False),
+    ],
+)
+def test_redis_version_table(version: str, parsed: tuple[int, ...], supported: bool) -> None:
+    assert parse_redis_version(version) == parsed
+    assert version_supported(version) is supported
+
+
+def test_up_refuses_a_configured_redis_older_than_6_2(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_info = redis.Redis.info
+
+    def old_server(self: redis.Redis, section: str | None = None, *args: object, **kwargs: object) -> Any:
+        found = real_info(self, section, *args, **kwargs)  # type: ignore[arg-type]
+        return {**found, "redis_version": "6.0.16"} if section == "server" else found
+
+    monkeypatch.setattr(redis.Redis, "info", old_server)
+    settings = Settings.from_env({"FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(tmp_path)})
+    out = io.StringIO()
+    with pytest.raises(CliError) as refused, redis_for(settings, out):
+        pytest.fail("up went on with Redis 6.0")
+    assert refused.value.code == ExitCode.REDIS_UNAVAILABLE
+    assert f"the Redis at {redis_url} is version 6.0.16: fixmem needs Redis >= 6.2" in str(refused.value)
+    assert out.getvalue() == ""
