@@ -156,7 +156,9 @@ def search(
 
     The first result after the defaults is the *chosen* one: the consensus (``consensus``) of the best
     ``CONSENSUS_OF`` when it passes the store's tables and scores at least as well on ``tune`` as the
-    last of them, else the best single candidate. Then the best ``keep`` candidates, for comparison.
+    last of them, else the best single candidate; the defaults themselves (``is_chosen`` on the first
+    result) when neither scores better than they do on ``tune``. Then the best ``keep`` candidates, for
+    comparison.
     """
     rng = random.Random(seed)
     scored: list[tuple[float, RankingWeights]] = []
@@ -164,12 +166,17 @@ def search(
         if weights == DEFAULT_WEIGHTS or contract.holds(weights):
             scored.append((robust_objective(built, weights), weights))
     scored.sort(key=lambda item: -item[0])
+    score_of = {w: score for score, w in scored}
     top = [w for _, w in scored[:CONSENSUS_OF] if w != DEFAULT_WEIGHTS]
     agreed = consensus(top)
-    good = contract.holds(agreed) and robust_objective(built, agreed) >= scored[len(top) - 1][0]
+    agreed_score = robust_objective(built, agreed)
+    good = contract.holds(agreed) and agreed_score >= scored[len(top) - 1][0]
+    score_of[agreed] = agreed_score
     chosen = agreed if good else top[0]
+    if score_of[chosen] < score_of[DEFAULT_WEIGHTS]:
+        chosen = DEFAULT_WEIGHTS  # nothing found scores better on the tuning half: keep what is there
     results = []
-    for weights in dict.fromkeys([DEFAULT_WEIGHTS, chosen, *top[:keep]]):
+    for weights in dict.fromkeys([DEFAULT_WEIGHTS, chosen, agreed, *top[:keep]]):
         report = evaluate(built, weights=weights)
         results.append(
             {
@@ -177,6 +184,7 @@ def search(
                 "is_default": weights == DEFAULT_WEIGHTS,
                 "is_chosen": weights == chosen,
                 "is_consensus": weights == agreed,
+                "tune_objective": round(score_of[weights], 4),  # robust_objective on ``tune``
                 "tune": figures(report.splits["tune"]),
                 "held_out": figures(report.splits["held_out"]),
                 "overall": figures(report.overall),
@@ -201,7 +209,13 @@ def main() -> None:
         return
     for result in results:
         name = "default" if result["is_default"] else "chosen" if result["is_chosen"] else "candidate"
-        print(name + (" (consensus)" if result["is_consensus"] else ""), result["weights"])
+        name += " (chosen)" if result["is_default"] and result["is_chosen"] else ""
+        print(
+            name + (" (consensus)" if result["is_consensus"] else ""),
+            result["weights"],
+            "tune objective",
+            result["tune_objective"],
+        )
         for half in ("tune", "held_out", "overall"):
             print(f"  {half:<9}", result[half])
 

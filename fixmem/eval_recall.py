@@ -48,11 +48,12 @@ class Thresholds:
 
 
 GOALS = Thresholds(mrr=0.90, hit_at_5=0.97, abstention=1.0, leaks=0)  # issue 9
-# The suite fails below these (docs/decisions.md, "Recall evaluation", phase 2). The store measures
-# MRR 0.951, hit@5 0.951, abstention 0.982 (56 of 57 probes), leaks 0 on all 180 queries: MRR meets its
-# goal, so its floor sits a little under the goal; hit@5 and abstention do not, so theirs sit a little
-# under the measured figures (abstention 0.97: one more answered probe fails the suite).
-FLOORS = Thresholds(mrr=0.88, hit_at_5=0.93, abstention=0.97, leaks=0)
+# The suite fails below these (docs/decisions.md, "Recall evaluation", phase 3). The store measures
+# MRR 0.958, hit@5 0.962 (150 of 156), abstention 0.986 (72 of 73 probes), leaks 0 on all 229 queries:
+# MRR meets its goal, so its floor sits a little under the goal; hit@5 and abstention do not, so theirs
+# sit a little under the measured figures (abstention 0.98: one more answered probe fails the suite;
+# hit@5 0.95: two more misses do).
+FLOORS = Thresholds(mrr=0.88, hit_at_5=0.95, abstention=0.98, leaks=0)
 
 
 # --- per-query metrics (pure) ---------------------------------------------------------------------
