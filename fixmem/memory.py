@@ -58,7 +58,8 @@ class FixMemory:
         """Extract the turn's fix entry and append it to the project's log; the entry as written.
 
         None (and nothing written) when the memory is off, there is no owner, or no file was touched.
-        Recording the same turn twice (same ``event_id``, or the same content) writes it once.
+        Recording the same turn twice (same ``event_id``, or the same content) writes it once; a turn
+        whose entry was forgotten (``forget``) is not written again, and None is returned.
         Raises InvalidEvent (a ValueError-like error with a reason) for malformed input, StoreError when
         the log cannot be written.
         """
@@ -86,6 +87,8 @@ class FixMemory:
         if extracted.entry is None:
             return None
         result = self.store.append(owner, project_key, [extracted.entry])
+        if result.forgotten:
+            return None
         written = {e.id: e for e in result.added}
         return written.get(extracted.entry.id, extracted.entry)
 

@@ -394,7 +394,8 @@ def import_(ctx: click.Context, source: Any, project: str | None, owner: str, da
         raise click.ClickException(str(exc)) from exc
     click.echo(
         f"imported {result.added} entries into {', '.join(map(repr, result.projects)) or 'no project'}"
-        f" ({result.already_present} already present, {result.dropped} dropped by rotation)"
+        f" ({result.already_present} already present, {result.dropped} dropped by rotation"
+        f"{f', {result.forgotten} forgotten here before' if result.forgotten else ''})"
     )
     if result.changed:
         click.echo(

@@ -18,7 +18,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -26,6 +26,7 @@ import orjson
 from store import log
 from store.entry import ENTRY_ID_PATTERN, FixEntry
 from store.errors import InvalidEntry, InvalidKey, StoreUnavailable, unavailable
+from store.forgotten import add_forgotten, read_forgotten
 from store.fsio import ensure_dir, flock, remove_stale_temps
 from store.history import RegressionRule, lineage
 from store.log import Malformed, Snapshot
@@ -56,12 +57,14 @@ class AppendResult:
     that rotation then dropped at once. ``duplicates``: ids already in the log (or repeated in the batch),
     skipped. ``dropped``: entries rotation removed (old or new; count them by outcome).
     ``quarantined``: lines moved to the quarantine file (a torn tail, malformed lines on rewrite).
+    ``forgotten``: ids ``forget`` deleted earlier (a replayed turn), refused (``store.forgotten``).
     """
 
     added: list[FixEntry]
     duplicates: list[str]
     dropped: list[FixEntry]
     quarantined: int
+    forgotten: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -317,16 +320,21 @@ class FixStore:
         current, quarantined = self._prepare(files)
         snapshot, view = current.snapshot, current.view
         seen = set(snapshot.ids)
+        refused = read_forgotten(files.forgotten)
         duplicates: list[str] = []
+        forgotten: list[str] = []
         fresh: list[FixEntry] = []
         for entry in entries:
             if entry.id in seen:
                 duplicates.append(entry.id)
                 continue
             seen.add(entry.id)
+            if entry.id in refused:
+                forgotten.append(entry.id)
+                continue
             fresh.append(_redacted(entry))
         if not fresh:
-            return AppendResult([], duplicates, [], quarantined)
+            return AppendResult([], duplicates, [], quarantined, forgotten)
         new_vectors = embed_many([meaning_tokens(e) for e in fresh])
         added = reconcile(
             view.entries,
@@ -353,13 +361,14 @@ class FixStore:
             snapshot = log.append_entries(files.log, snapshot, added)
         self._remember(files.log, _Cached(snapshot, grown))
         log.write_index(files.index, grown.index_bytes())
-        return AppendResult(added, duplicates, dropped, quarantined)
+        return AppendResult(added, duplicates, dropped, quarantined, forgotten)
 
     def forget(self, owner: str, entry_id: str) -> bool:
         """Delete entry ``entry_id`` from whichever of ``owner``'s projects holds it; False if none does.
 
         An atomic rewrite per project that held it (malformed lines move to quarantine); the index is
-        refreshed. Never touches another owner's files. Raises InvalidKey, StoreUnavailable.
+        refreshed. The id is recorded as forgotten first (``store.forgotten``), so replaying its turn
+        does not write it back. Never touches another owner's files. Raises InvalidKey, StoreUnavailable.
         """
         if not owner:
             raise InvalidKey("owner must not be empty")
@@ -376,6 +385,7 @@ class FixStore:
                 rows = [i for i, e in enumerate(current.view.entries) if e.id != entry_id]
                 if len(rows) == len(current.view.entries):
                     continue
+                add_forgotten(files.forgotten, entry_id)
                 keep = [(current.snapshot.entries[i], current.snapshot.raw[i]) for i in rows]
                 snapshot, _ = log.rewrite(
                     files.log, files.quarantine, current.snapshot, keep, now=self._clock()

@@ -223,6 +223,7 @@ class ImportResult:
     dropped: int  # removed by rotation to the store's cap
     changed: tuple[str, ...]
     projects: tuple[str, ...]
+    forgotten: int = 0  # refused: ``forget`` deleted them from this store (``store.forgotten``)
 
 
 def export_log(store: FixStore, owner: str, project_key: str, fmt: ExportFormat) -> Exported:
@@ -257,7 +258,7 @@ def import_log(store: FixStore, owner: str, data: bytes, *, project: str | None 
     batches: dict[str, list[FixEntry]] = {}
     for entry in entries:
         batches.setdefault(entry.project, []).append(entry)
-    added = present = dropped = 0
+    added = present = dropped = forgotten = 0
     changed: list[str] = []
     for key, batch in batches.items():
         result = store.append(owner, key, batch)
@@ -265,5 +266,6 @@ def import_log(store: FixStore, owner: str, data: bytes, *, project: str | None 
         added += len(result.added)
         present += len(result.duplicates)
         dropped += len(result.dropped)
+        forgotten += len(result.forgotten)
         changed += [e.id for e in result.added if e != originals[e.id]]
-    return ImportResult(added, present, dropped, tuple(changed), tuple(batches))
+    return ImportResult(added, present, dropped, tuple(changed), tuple(batches), forgotten)

@@ -6,6 +6,7 @@ Layout (the on-disk contract)::
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.index.json        {id: [keywords...]}
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.quarantine.jsonl  lines moved out of the log
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.lock              the default write lock
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.forgotten         ids ``forget`` deleted, one a line
 
 A safe name is a readable slug of the raw name plus 12 hex of its SHA-256, so ``a/b`` and ``a_b`` never
 share a file, and no raw string (``..``, absolute paths, NUL, 10 kB names, unicode) can address anything
@@ -34,6 +35,7 @@ LOG_SUFFIX = ".jsonl"
 INDEX_SUFFIX = ".index.json"
 QUARANTINE_SUFFIX = ".quarantine.jsonl"
 LOCK_SUFFIX = ".lock"
+FORGOTTEN_SUFFIX = ".forgotten"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _EDGE = "._-"
@@ -56,7 +58,7 @@ def safe_name(raw: str, *, what: str = "name") -> str:
 
 @dataclass(frozen=True)
 class ProjectFiles:
-    """The four files of one project's log (see the module docstring)."""
+    """The files of one project's log (see the module docstring)."""
 
     directory: Path
     stem: str
@@ -80,6 +82,11 @@ class ProjectFiles:
     def lock(self) -> Path:
         """The sibling file the default write lock flocks."""
         return self.directory / (self.stem + LOCK_SUFFIX)
+
+    @cached_property
+    def forgotten(self) -> Path:
+        """The ids ``forget`` deleted, so that a replayed turn does not bring its entry back."""
+        return self.directory / (self.stem + FORGOTTEN_SUFFIX)
 
 
 def owner_dir(root: Path, owner: str) -> Path:

@@ -91,6 +91,8 @@ def test_record_recall_block_stats_forget(memory: FixMemory, data_dir: Path) -> 
     assert memory.forget("alice", entry.id) is True
     assert memory.recall("alice", PROJECT, "login times out") == []
     assert memory.forget("alice", entry.id) is False
+    assert record(memory) is None  # the same turn again: what was forgotten stays forgotten
+    assert memory.recall("alice", PROJECT, "login times out") == []
 
 
 def test_recording_the_same_turn_twice_writes_it_once(data_dir: Path) -> None:

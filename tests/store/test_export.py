@@ -233,6 +233,16 @@ def test_import_is_idempotent_and_keeps_ids(tmp_path: Path) -> None:
     assert [e.id for e in target.read("alice", "web").entries] == [e.id for e in original]
 
 
+def test_import_of_an_old_export_does_not_bring_back_what_was_forgotten(tmp_path: Path) -> None:
+    store = FixStore(tmp_path / "one")
+    original = _build_log(store)
+    data = export_log(store, "alice", "web", "jsonl").data  # exported before the forget
+    assert store.forget("alice", original[1].id)
+    result = import_log(store, "alice", data)
+    assert (result.added, result.already_present, result.forgotten) == (0, 4, 1)
+    assert original[1].id not in {e.id for e in store.read("alice", "web").entries}
+
+
 def test_import_into_a_log_that_has_some_of_the_entries(tmp_path: Path) -> None:
     source = FixStore(tmp_path / "one")
     original = _build_log(source)

@@ -154,6 +154,32 @@ def test_forget_across_projects_touches_only_that_entry(data_dir: Path) -> None:
         store.forget("", one[0].id)
 
 
+def test_a_forgotten_entry_stays_forgotten_when_its_turn_is_replayed(data_dir: Path) -> None:
+    """A re-run backfill or a re-published event makes the same id again: forget must stick."""
+    store = FixStore(data_dir)
+    wrong, right = make_entry(1, "retry the payout on 500"), make_entry(2, "retry the payout on 429")
+    store.append(OWNER, PROJECT, [wrong, right])
+    assert store.forget(OWNER, wrong.id) is True
+    files = project_files(data_dir / "fix_memory", OWNER, PROJECT)
+    assert files.forgotten.read_bytes() == wrong.id.encode() + b"\n"  # the id only, no text
+
+    replay = store.append(OWNER, PROJECT, [wrong, right, make_entry(3, "new")])
+    assert replay.forgotten == [wrong.id] and replay.duplicates == [right.id]
+    assert [e.id for e in replay.added] == [make_entry(3).id]
+    assert wrong.id not in {e.id for e in store.read(OWNER, PROJECT).entries}
+    assert wrong.id not in {r.entry.id for r in store.recall(OWNER, PROJECT, "retry the payout on 500")}
+
+    # Another project of the same owner holding the same id is a different log: its tombstones are its own.
+    other = wrong.model_copy(update={"project": "/other"})
+    assert [e.id for e in store.append(OWNER, "/other", [other]).added] == [wrong.id]
+
+    # A torn tail in the file (a crash mid-append) neither hides the ids before it nor the next one.
+    with files.forgotten.open("ab") as f:
+        f.write(b"fix-12")
+    assert store.forget(OWNER, right.id) is True
+    assert store.append(OWNER, PROJECT, [wrong, right]).forgotten == [wrong.id, right.id]
+
+
 HOSTILE = [
     "..", ".", "../../etc", "/abs/path", "a\x00b", "x" * 10_000, "日本語/项目", "a/b", "a_b", "~", "$HOME",
     "-rf", "con", "\u202eevil", "a\\..\\b", " ", "fix_memory",

@@ -112,6 +112,12 @@ def test_run_batch_again_is_a_no_op_and_republished_turns_are_duplicates(
     _batch(redis_client, "b2", _items(turn(1), turn(2), start=1700000001000))  # the same turns again
     assert run_batch(ctx, "b2").events == {"duplicate": 2}
     assert len(ctx.store.read("alice", "github.com/acme/widgets").entries) == 2
+    [first, _] = ctx.store.read("alice", "github.com/acme/widgets").entries
+    assert ctx.store.forget("alice", first.id)
+    _batch(redis_client, "b3", _items(turn(1), turn(2), start=1700000002000))  # a re-run backfill
+    assert run_batch(ctx, "b3").events == {"duplicate": 2}  # the forgotten one is not recorded again
+    assert first.id not in {e.id for e in ctx.store.read("alice", "github.com/acme/widgets").entries}
+    assert len(ctx.store.read("alice", "github.com/acme/widgets").entries) == 1
 
 
 def test_a_store_failure_raises_and_keeps_the_batch(
