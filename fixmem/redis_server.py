@@ -19,7 +19,7 @@ from pathlib import Path
 
 import redis
 
-# XPENDING IDLE, LMOVE/BLMOVE, XADD/XTRIM MINID and XAUTOCLAIM, which the pipeline uses, are 6.2's
+# XPENDING … IDLE, LMOVE/BLMOVE and XTRIM MINID, which the pipeline uses, came with Redis 6.2
 MIN_REDIS_VERSION = (6, 2)
 
 

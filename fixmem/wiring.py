@@ -85,7 +85,7 @@ def require_supported_version(client: redis.Redis, url: str) -> None:
         needed = ".".join(map(str, MIN_REDIS_VERSION))
         raise CliError(
             f"the Redis at {url} is version {version or '(none reported)'}: fixmem needs Redis >= {needed} "
-            "(XAUTOCLAIM, LMOVE, MINID trimming). Upgrade it, or unset FIXMEM_REDIS_URL so that "
+            "(XPENDING IDLE, LMOVE, XTRIM MINID). Upgrade it, or unset FIXMEM_REDIS_URL so that "
             "`fixmem up` starts its embedded Redis.",
             ExitCode.REDIS_UNAVAILABLE,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import redis
 from fixmem.cli import main
 from fixmem.errors import ExitCode
 from fixmem.redis_server import free_port
+from fixmem.settings import Settings
 from ingest import keys
 from tests.ingest.turns import turn, wire
 from workers.locks import redis_lock_factory
@@ -210,3 +212,15 @@ def test_import_and_forget_take_the_workers_project_lock(
     assert main(["import", str(dump), "--owner", "alice", "--data-dir", str(other)]) == 0
     assert "imported 2 entries" in capsys.readouterr().out
     assert main(["forget", entry_id, "--owner", "alice"]) == 0
+
+
+def test_every_setting_is_in_the_readme_settings_table() -> None:
+    """The README's settings table lists every field of ``Settings`` (it had lost the backfill, memory and
+    API ones) and no variable that is not one."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("### Settings", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `FIXMEM_")]
+    listed = {name for row in rows for name in re.findall(r"`(FIXMEM_[A-Z0-9_]+)`", row.split("|")[1])}
+    assert listed == {"FIXMEM_" + name.upper() for name in Settings.model_fields}
+    backpressure = next(row for row in rows if "`FIXMEM_BACKPRESSURE_JOBS`" in row)
+    assert backpressure.split("|")[2].strip() == str(Settings.model_fields["backpressure_jobs"].default)
