@@ -175,11 +175,17 @@ def run_turn_event(label: str) -> TurnEvent:
     )
 
 
+LOG_WORKSPACE = "/home/fleet/logs"  # stands in for the log's directory, which the importer takes
+
+
 def log_turn_event(label: str) -> TurnEvent:
-    """The turn of ``LOG_TURNS[label]``, as the backfill importer reads it."""
+    """The turn of ``LOG_TURNS[label]``, as the backfill importer reads it, with its workspace (the log's
+    directory) replaced by ``LOG_WORKSPACE``: the extractor drops paths under a temporary directory, so
+    a checkout under ``/tmp`` would otherwise make another entry (none at all for aider's turns)."""
     turn = LOG_TURNS[label]
     imported = import_file(AGENT_LOGS / turn.path, owner=turn.owner, project=turn.project)
-    return imported.events[turn.turn]
+    event = imported.events[turn.turn]
+    return event.model_copy(update={"workspace": LOG_WORKSPACE})
 
 
 def derived(label: str) -> FixEntry:
