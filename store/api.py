@@ -269,15 +269,13 @@ class FixStore:
         """The project's write lock: the factory's (named by the canonical key: writers, who know the raw
         key, and ``forget``, which knows the stored, redacted one, must take the same), then the flock."""
         with ExitStack() as held:
-            if self._lock_factory is None:
-                held.enter_context(flock(files.lock))
-            else:
+            if self._lock_factory is not None:
                 held.enter_context(self._lock_factory(owner, canonical_key(project_key)))
-                try:
-                    held.enter_context(flock(files.lock))
-                except StoreUnavailable as exc:  # a network file system without flock: the factory's
-                    if exc.errno not in _NO_FLOCK:  # lock alone serializes the writers there
-                        raise
+            try:
+                held.enter_context(flock(files.lock))
+            except StoreUnavailable as exc:  # a network file system without flock: the factory's lock
+                if self._lock_factory is None or exc.errno not in _NO_FLOCK:  # alone serializes writers there
+                    raise
             yield
 
     def append(self, owner: str, project_key: str, entries: Sequence[FixEntry]) -> AppendResult:
