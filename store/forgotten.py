@@ -12,7 +12,6 @@ deletes it), and is never rotated: an id is 21 bytes.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -36,10 +35,10 @@ def read_forgotten(path: Path) -> frozenset[str]:
 def add_forgotten(path: Path, entry_id: str) -> None:
     """Append ``entry_id`` to ``path`` durably (one write, one fsync). Raises StoreUnavailable."""
     try:
-        size = os.stat(path).st_size
+        data = path.read_bytes()
     except FileNotFoundError:
-        size = 0
+        data = b""
     except OSError as exc:
         raise unavailable(path, exc) from exc
-    prefix = b"" if size == 0 or path.read_bytes().endswith(b"\n") else b"\n"  # after a torn tail
-    append_durably(path, prefix + entry_id.encode() + b"\n", expected_size=size)
+    prefix = b"\n" if data and not data.endswith(b"\n") else b""  # after a torn tail
+    append_durably(path, prefix + entry_id.encode() + b"\n", expected_size=len(data))
