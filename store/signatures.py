@@ -192,12 +192,15 @@ def _texts_agree(a: ErrorParts, b: ErrorParts) -> bool | None:
     return long.core.startswith(short.core) if short.truncated else None
 
 
+def _disagree(a: ErrorParts, b: ErrorParts) -> bool:
+    """Whether both state a test, or both an error type, and these differ."""
+    return bool((a.test and b.test and a.test != b.test) or (a.kind and b.kind and a.kind != b.kind))
+
+
 def same_error(a: ErrorParts, b: ErrorParts) -> bool:
     """Whether two signatures are the same error: no stated test, type or text disagrees, and they
     agree on the test or the text."""
-    if a.test and b.test and a.test != b.test:
-        return False
-    if a.kind and b.kind and a.kind != b.kind:
+    if _disagree(a, b):
         return False
     texts = _texts_agree(a, b)
     if texts is False:
@@ -209,10 +212,10 @@ def overlapping_errors(a: ErrorParts, b: ErrorParts) -> bool:
     """Whether two signatures may be one error: the same error, or one text the other's beginning up to
     a word boundary (a runner or a writer cut it without a mark: ``missing go.sum entry for module
     providing package x`` and ``… package x (imported by y)``), with no test or type disagreeing."""
+    if _disagree(a, b):
+        return False
     if same_error(a, b):
         return True
-    if (a.test and b.test and a.test != b.test) or (a.kind and b.kind and a.kind != b.kind):
-        return False
     if not a.comparable or not b.comparable:
         return False
     short, long = (a, b) if len(a.core) <= len(b.core) else (b, a)
