@@ -72,9 +72,7 @@ def _store(ctx: click.Context, data_dir: str | None, *, writes: bool = False) ->
     settings = _settings(ctx)
     if data_dir:
         settings = settings.with_overrides(data_dir=Path(data_dir).expanduser())
-    if writes:
-        return wiring.writer_store(settings)
-    return FixStore(settings.data_dir, cap=settings.rotation_cap)  # reads take no lock
+    return wiring.writer_store(settings) if writes else wiring.make_store(settings, None)  # reads: no lock
 
 
 def _memory(where: Path) -> MemoryFile | None:
