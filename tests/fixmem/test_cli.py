@@ -7,6 +7,7 @@ import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -15,6 +16,7 @@ from fixmem.cli import main
 from fixmem.errors import ExitCode
 from fixmem.redis_server import free_port
 from fixmem.settings import Settings
+from fixmem.wiring import require_supported_version
 from ingest import keys
 from tests.ingest.turns import turn, wire
 from workers.locks import redis_lock_factory
@@ -224,3 +226,30 @@ def test_every_setting_is_in_the_readme_settings_table() -> None:
     assert listed == {"FIXMEM_" + name.upper() for name in Settings.model_fields}
     backpressure = next(row for row in rows if "`FIXMEM_BACKPRESSURE_JOBS`" in row)
     assert backpressure.split("|")[2].strip() == str(Settings.model_fields["backpressure_jobs"].default)
+
+
+@pytest.mark.parametrize("command", [["ingest", "--burst"], ["worker", "--burst"]])
+def test_ingest_and_worker_refuse_a_redis_older_than_6_2(
+    command: list[str], env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README and decisions say ``ingest`` and ``worker`` check the version too, not only ``up``."""
+    real_info = redis.Redis.info
+
+    def old_server(self: redis.Redis, section: str | None = None, *args: object, **kwargs: object) -> Any:
+        found = real_info(self, section, *args, **kwargs)  # type: ignore[arg-type]
+        return {**found, "redis_version": "6.0.16"} if section == "server" else found
+
+    monkeypatch.setattr(redis.Redis, "info", old_server)
+    assert main(command) == ExitCode.REDIS_UNAVAILABLE
+    assert "is version 6.0.16: fixmem needs Redis >= 6.2" in capsys.readouterr().err
+
+
+def test_a_redis_whose_info_is_disabled_is_let_through_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class NoInfo:
+        def info(self, section: str) -> dict[str, str]:
+            raise redis.exceptions.ResponseError("unknown command 'INFO'")
+
+    require_supported_version(NoInfo(), "redis://managed")  # type: ignore[arg-type]
+    assert "cannot read the version of the Redis at redis://managed" in caplog.text
