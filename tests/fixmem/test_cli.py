@@ -7,7 +7,6 @@ import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -228,18 +227,12 @@ def test_every_setting_is_in_the_readme_settings_table() -> None:
     assert backpressure.split("|")[2].strip() == str(Settings.model_fields["backpressure_jobs"].default)
 
 
+@pytest.mark.usefixtures("redis_reports_6_0")
 @pytest.mark.parametrize("command", [["ingest", "--burst"], ["worker", "--burst"]])
 def test_ingest_and_worker_refuse_a_redis_older_than_6_2(
-    command: list[str], env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    command: list[str], env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The README and decisions say ``ingest`` and ``worker`` check the version too, not only ``up``."""
-    real_info = redis.Redis.info
-
-    def old_server(self: redis.Redis, section: str | None = None, *args: object, **kwargs: object) -> Any:
-        found = real_info(self, section, *args, **kwargs)  # type: ignore[arg-type]
-        return {**found, "redis_version": "6.0.16"} if section == "server" else found
-
-    monkeypatch.setattr(redis.Redis, "info", old_server)
     assert main(command) == ExitCode.REDIS_UNAVAILABLE
     assert "is version 6.0.16: fixmem needs Redis >= 6.2" in capsys.readouterr().err
 

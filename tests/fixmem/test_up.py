@@ -11,7 +11,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -224,16 +223,8 @@ def test_redis_version_table(version: str, parsed: tuple[int, ...], supported: b
     assert version_supported(version) is supported
 
 
-def test_up_refuses_a_configured_redis_older_than_6_2(
-    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    real_info = redis.Redis.info
-
-    def old_server(self: redis.Redis, section: str | None = None, *args: object, **kwargs: object) -> Any:
-        found = real_info(self, section, *args, **kwargs)  # type: ignore[arg-type]
-        return {**found, "redis_version": "6.0.16"} if section == "server" else found
-
-    monkeypatch.setattr(redis.Redis, "info", old_server)
+@pytest.mark.usefixtures("redis_reports_6_0")
+def test_up_refuses_a_configured_redis_older_than_6_2(tmp_path: Path, redis_url: str) -> None:
     settings = Settings.from_env({"FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(tmp_path)})
     out = io.StringIO()
     with pytest.raises(CliError) as refused, redis_for(settings, out):
