@@ -31,6 +31,13 @@ def queue(client: redis.Redis, name: str = LIVE) -> Queue:
     return Queue(name, connection=client, serializer=JSONSerializer)
 
 
+def waiting_jobs(client: redis.Redis, jobs: int) -> Queue:
+    """The live queue holding ``jobs`` placeholder job ids that no worker takes (for backpressure)."""
+    live = queue(client)
+    client.rpush(live.key, *(f"placeholder-{i}" for i in range(jobs)))
+    return live
+
+
 def batch_events(client: redis.Redis, job_id: str) -> dict[str, bytes]:
     raw = client.hgetall(keys.batch(job_id))
     return {k.decode(): v for k, v in raw.items() if k != keys.BATCH_STREAM_FIELD}
@@ -175,9 +182,7 @@ def test_pending_entries_deleted_from_the_stream_are_acked_and_counted(redis_cli
 
 
 def test_backpressure_pauses_reading_until_the_queue_drains(redis_client: redis.Redis) -> None:
-    live = queue(redis_client)
-    for i in range(3):
-        redis_client.rpush(live.key, f"placeholder-{i}")
+    live = waiting_jobs(redis_client, 3)
     publish_many(redis_client, [turn(i) for i in range(5)])
     consumer = Consumer(redis_client, config(backpressure_jobs=2))
     consumer.setup()
@@ -292,9 +297,7 @@ def _drain(client: redis.Redis, key: str, stop: threading.Event) -> None:
 def test_burst_waits_out_backpressure_and_reads_everything(redis_client: redis.Redis) -> None:
     """``run(burst=True)`` ended at the first cycle that read nothing, and a paused cycle reads nothing:
     ``fixmem ingest --burst`` exited with the stream unread while the queue was over the threshold."""
-    live = queue(redis_client)
-    for i in range(4):
-        redis_client.rpush(live.key, f"placeholder-{i}")
+    live = waiting_jobs(redis_client, 4)
     publish_many(redis_client, [turn(i, project=f"p{i}") for i in range(12)])
     consumer = Consumer(redis_client, config(backpressure_jobs=2, read_count=3, batch_max_events=3))
     stop = threading.Event()
@@ -310,9 +313,7 @@ def test_burst_waits_out_backpressure_and_reads_everything(redis_client: redis.R
 
 
 def test_burst_stops_when_the_paused_queue_does_not_move_and_says_why(redis_client: redis.Redis) -> None:
-    live = queue(redis_client)
-    for i in range(3):
-        redis_client.rpush(live.key, f"placeholder-{i}")
+    waiting_jobs(redis_client, 3)
     publish_many(redis_client, [turn(i) for i in range(5)])
     consumer = Consumer(redis_client, config(backpressure_jobs=2, burst_max_wait_seconds=0.2))
     stats = consumer.run(burst=True)
@@ -323,9 +324,7 @@ def test_burst_stops_when_the_paused_queue_does_not_move_and_says_why(redis_clie
 
 
 def test_burst_over_the_threshold_with_nothing_unread_stops_at_once(redis_client: redis.Redis) -> None:
-    live = queue(redis_client)
-    for i in range(3):
-        redis_client.rpush(live.key, f"placeholder-{i}")
+    waiting_jobs(redis_client, 3)
     consumer = Consumer(redis_client, config(backpressure_jobs=2, burst_max_wait_seconds=3600))
     stats = consumer.run(burst=True)  # would wait an hour if it waited for the queue
     assert (stats.handled, stats.stop_reason) == (0, None)
