@@ -128,12 +128,15 @@ def date_undated(events: Sequence[TurnEvent], mtime: float) -> list[TurnEvent]:
     """
     if not math.isfinite(mtime) or mtime <= 0:
         return list(events)
-    undated = [(e, _turn(e)) for e in events if (e.harness_meta.model_extra or {}).get("ts_derived")]
+    undated = [e for e in events if _undated(e)]
     if not undated:
         return list(events)
-    last = max(turn for _, turn in undated)
-    dated = {id(e): mtime - (last - turn) for e, turn in undated}
-    return [e.model_copy(update={"ts": dated[id(e)]}) if id(e) in dated else e for e in events]
+    last = max(map(_turn, undated))
+    return [e.model_copy(update={"ts": mtime - (last - _turn(e))}) if _undated(e) else e for e in events]
+
+
+def _undated(event: TurnEvent) -> bool:
+    return bool((event.harness_meta.model_extra or {}).get("ts_derived"))
 
 
 def _turn(event: TurnEvent) -> int:
