@@ -14,7 +14,7 @@ from rq.serializers import JSONSerializer
 
 from ingest import keys
 from ingest.batching import StreamEntry
-from ingest.consumer import Consumer, ConsumerConfig
+from ingest.consumer import Consumer, ConsumerConfig, _BurstWait
 from ingest.publish import publish_many
 from tests.ingest.turns import turn
 
@@ -328,3 +328,16 @@ def test_burst_over_the_threshold_with_nothing_unread_stops_at_once(redis_client
     consumer = Consumer(redis_client, config(backpressure_jobs=2, burst_max_wait_seconds=3600))
     stats = consumer.run(burst=True)  # would wait an hour if it waited for the queue
     assert (stats.handled, stats.stop_reason) == (0, None)
+
+
+def test_a_burst_waits_from_the_last_time_a_paused_queue_got_shorter() -> None:
+    """The give-up clock restarts whenever a paused queue gets shorter, not at the first pause: a slow
+    worker that keeps taking jobs never makes ``--burst`` give up (the test above drains too fast to tell)."""
+    live = config().routes[0]
+    waiting = _BurstWait()
+    assert waiting.check({live: 5}, 0.0, 10.0, 4) is None
+    assert waiting.check({live: 5}, 9.0, 10.0, 4) is None
+    assert waiting.check({live: 4}, 9.5, 10.0, 4) is None  # a worker took one: the clock restarts
+    assert waiting.check({live: 6}, 19.0, 10.0, 4) is None  # a new job is no progress, but only 9.5 s
+    reason = waiting.check({live: 6}, 19.6, 10.0, 4)
+    assert reason is not None and f"queue {live.queue} holds 6 jobs (> 4, backpressure)" in reason
