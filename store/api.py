@@ -281,8 +281,9 @@ class FixStore:
     def append(self, owner: str, project_key: str, entries: Sequence[FixEntry]) -> AppendResult:
         """Append a batch to a project's log: one write and one fsync, whole lines, under the lock.
 
-        Ids already present are skipped; new entries are redacted, reconciled by meaning (``supersedes``)
-        and the log is rotated to ``cap`` (one atomic rewrite instead of the append). The index is refreshed.
+        Ids already present are skipped, ids ``forget`` deleted are refused (``store.forgotten``); new
+        entries are redacted, reconciled by meaning (``supersedes``) and the log is rotated to ``cap`` (one
+        atomic rewrite instead of the append). The index is refreshed.
         Raises InvalidKey, InvalidEntry (an entry of another project; nothing written), StoreUnavailable
         (naming the path; the log is left as it was).
         """
