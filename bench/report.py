@@ -81,7 +81,8 @@ def _rows(results: Path) -> list[tuple[str, str, str, str]]:
                 f"p99 {_fmt(r['probe_p99_ms'], ' ms')}"
                 if r["probe_p99_ms"] is not None
                 else f"p99 >= {_fmt(r['probe_p99_at_least_ms'], ' ms')} "
-                f"({r['probe_never_seen']} probes not on disk 30 s after the window)"
+                f"({r['probe_never_seen']} probes not on disk "
+                f"{_fmt(r.get('drain_seconds', 30))} s after the window)"
             )
             extra = f"; {_fmt(r['backfill_events'])} backfill events" if "backfill_events" in r else ""
             rows.append(

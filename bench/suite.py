@@ -1,12 +1,18 @@
 """``python -m bench``: every benchmark of issue 7 in one command, results in ``bench/results/``.
 
-1. throughput — publish N realistic events -> entries on disk, 1 and 2 workers, vs one RQ job per event
+1. throughput — publish N = 50,000 realistic events -> entries on disk with 2 workers, then with 1 (its N
+                 sized from the 2-worker rate to ~30 s of work), vs one RQ job per event (a 150-event sample)
 2. latency    — 1,000 events/s offered for 60 s: publish -> entry p50/p99, alone and during a backfill
+                 (probes not on disk 10 s after the window count as never seen)
 3. recall     — p50/p99 at 50 and 500 entries, cold, warm, and through the HTTP API
 4. extraction — events/s per core (CPU time) on realistic turns
 5. backfill   — real trajectories/s over the shared agent-log corpus, end to end
 6. memory     — peak RSS of the consumer and the workers during 1 (in ``throughput.json``)
-7. scaling    — events/s with 1, 2, 4 workers x at most 1, 10, 100, 500 events per job (+ PNG)
+7. scaling    — events/s with 1, 2, 4 workers x at most 1, 10, 100, 500 events per job (+ PNG); 2,000
+                 events a cell, 300 and 1,000 in the 1- and 10-event-per-job cells (~60 and ~200-400 events/s)
+
+Sized so the whole suite takes under 10 minutes here (every size is in each result's ``parameters``; the
+estimate per benchmark is in docs/performance.md).
 
 Each writes ``bench/results/<name>.json`` (machine, versions, parameters, raw samples, summary; 4 and 5
 as ``extraction_per_core.json`` and ``backfill_end_to_end.json``, next to their owners' files); then
@@ -47,28 +53,36 @@ RESULT_FILES = {
 class Params:
     """The suite's sizes (``full`` is what the committed results use)."""
 
-    events: int = 50_000
-    baseline_events: int = 150
+    events: int = 50_000  # benchmark 1's main configuration (2 workers)
+    one_worker_seconds: float = 30.0  # the 1-worker run: sized to about this long from the 2-worker rate
+    one_worker_min_events: int = 5_000
+    baseline_events: int = 150  # one job per event runs at ~15-30/s: a sample
     latency_rate: float = 1_000.0
     latency_seconds: float = 60.0
+    latency_drain_seconds: float = 10.0  # probes not on disk this long after the window: never_seen
     scaling_events: int = 2_000
     scaling_projects: int = 4  # few enough that a job can hold 500 events, enough for 4 workers in parallel
+    scaling_events_by_batch: tuple[tuple[int, int], ...] = ((1, 300), (10, 1_000))  # small-batch cells' N
     cold_runs: int = 60
     warm_runs: int = 3_000
     http_runs: int = 1_000
     extraction_events: int = 500
-    extraction_rounds: int = 5
+    extraction_rounds: int = 3
     backfill_copies: int = 10
 
     @classmethod
     def quick(cls) -> Params:
         return cls(
             events=400,
+            one_worker_seconds=1.0,
+            one_worker_min_events=100,
             baseline_events=40,
             latency_rate=100.0,
             latency_seconds=3.0,
+            latency_drain_seconds=3.0,
             scaling_events=60,
             scaling_projects=2,
+            scaling_events_by_batch=((1, 20), (10, 40)),
             cold_runs=5,
             warm_runs=50,
             http_runs=30,
@@ -159,7 +173,7 @@ def run(names: list[str], params: Params, results: Path, *, readme: Path | None)
     from bench import latency, recall_http, throughput  # noqa: PLC0415
 
     suite_started = time.monotonic()
-    need_events = params.events if {"throughput", "latency", "extraction", "scaling"} & set(names) else 0
+    need_events = params.events if {"throughput", "latency", "extraction"} & set(names) else 0
     print(f"generating {need_events:,} realistic events …", file=sys.stderr, flush=True)
     started = time.monotonic()
     events = make_events(need_events) if need_events else []
@@ -177,13 +191,24 @@ def run(names: list[str], params: Params, results: Path, *, readme: Path | None)
         },
     }
     steps: dict[str, Callable[[], dict[str, Any]]] = {
-        "throughput": lambda: throughput.throughput(events, params.baseline_events),
-        "latency": lambda: latency.latency(events, rate=params.latency_rate, seconds=params.latency_seconds),
+        "throughput": lambda: throughput.throughput(
+            events,
+            params.baseline_events,
+            one_worker_seconds=params.one_worker_seconds,
+            one_worker_min_events=params.one_worker_min_events,
+        ),
+        "latency": lambda: latency.latency(
+            events,
+            rate=params.latency_rate,
+            seconds=params.latency_seconds,
+            drain_seconds=params.latency_drain_seconds,
+        ),
         "recall": lambda: recall_http.recall(params.cold_runs, params.warm_runs, params.http_runs),
         "extraction": lambda: extraction(params, events),
         "backfill": lambda: backfill(params),
         "scaling": lambda: throughput.scaling(
-            make_events(params.scaling_events, projects=params.scaling_projects)
+            make_events(params.scaling_events, projects=params.scaling_projects),
+            events_by_batch=dict(params.scaling_events_by_batch),
         ),
     }
     done: dict[str, dict[str, Any]] = {}

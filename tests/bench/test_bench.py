@@ -19,6 +19,8 @@ from bench.common import histogram_quantile, percentile, summary_ms
 from bench.corpus import DEFAULT_SHAPE, QUANTILES, quantiles
 from bench.generator import TurnGenerator, _sample
 from bench.report import BEGIN, END, embed, markdown
+from bench.suite import Params
+from bench.throughput import sized
 from fixmem.cli import main
 from ingest.schema import parse_event
 from workers.extraction import extract
@@ -86,6 +88,26 @@ def test_percentiles_and_summary() -> None:
     assert percentile([5.0], 99) == 5.0
     s = summary_ms([0.001, 0.002, 0.003])
     assert s["count"] == 3 and s["p50_ms"] == 2.0 and s["max_ms"] == 3.0
+
+
+@pytest.mark.parametrize(
+    ("rate", "seconds", "expected"),
+    [
+        (200.0, 30.0, 6_000),  # about 30 s of work at the rate
+        (10.0, 30.0, 5_000),  # never below the floor
+        (10_000.0, 30.0, 50_000),  # never more than the events there are
+    ],
+)
+def test_a_sized_run_takes_about_the_seconds_asked(rate: float, seconds: float, expected: int) -> None:
+    assert sized(rate, seconds, least=5_000, most=50_000) == expected
+
+
+def test_the_full_suite_keeps_the_issue_n_and_caps_only_the_small_batch_cells() -> None:
+    full = Params()
+    assert full.events >= 50_000  # issue 7: N >= 50,000 for benchmark 1's main configuration
+    caps = dict(full.scaling_events_by_batch)
+    assert set(caps) == {1, 10} and all(n < full.scaling_events for n in caps.values())
+    assert full.latency_seconds == 60.0 and full.latency_rate == 1_000.0
 
 
 def test_report_states_misses_and_embeds_between_markers(tmp_path: Path) -> None:
