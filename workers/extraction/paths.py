@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Absolute prefixes that never hold project files.
 _SCRATCH_PREFIXES = ("/dev/", "/proc/", "/sys/", "/tmp/", "/var/tmp/", "/private/tmp/", "/run/")
@@ -45,18 +46,26 @@ class PathResolver:
 
     def resolve(self, path: str, cwd: str | None = None) -> str | None:
         """The project-relative form of ``path``, or ``None`` when it is not a project file."""
-        path = path.strip().strip("\"'").replace("\\ ", " ")
-        if not path or _UNRESOLVABLE.search(path) or _WINDOWS_ABS.match(path):
+        return _resolve(self.workspace, path, cwd)
+
+
+@lru_cache(maxsize=8192)
+def _resolve(workspace: str, path: str, cwd: str | None) -> str | None:
+    """``PathResolver(workspace).resolve(path, cwd)``, memoized: a turn resolves its paths several times
+    (an op, its symbols, a read's window) and a worker sees the same few paths again and again."""
+    path = path.strip().strip("\"'").replace("\\ ", " ")
+    if not path or _UNRESOLVABLE.search(path) or _WINDOWS_ABS.match(path):
+        return None
+    full = PathResolver(workspace).absolute(path, cwd)
+    if full in _SCRATCH_EXACT or full.startswith(_SCRATCH_PREFIXES):
+        return None
+    if full.startswith("/"):
+        if not workspace:
+            return full
+        root = workspace.rstrip("/")
+        if full == workspace or not full.startswith(root + "/"):
             return None
-        full = self.absolute(path, cwd)
-        if full in _SCRATCH_EXACT or full.startswith(_SCRATCH_PREFIXES):
-            return None
-        if full.startswith("/"):
-            if not self.workspace:
-                return full
-            if full == self.workspace or not full.startswith(self.workspace.rstrip("/") + "/"):
-                return None
-            full = full[len(self.workspace.rstrip("/")) + 1 :]
-        if full in {"", ".", ".."} or full.startswith("../") or full.endswith("/"):
-            return None
-        return full
+        full = full[len(root) + 1 :]
+    if full in {"", ".", ".."} or full.startswith("../") or full.endswith("/"):
+        return None
+    return full

@@ -171,8 +171,23 @@ def parse_summary(output: str) -> Summary | None:
     return found
 
 
+# Every pattern ``_summary_of`` tries, as one alternation: most lines of a runner's output match none, and
+# one C-level match says so in ~0.9 µs where the 17 tries in Python took ~2.8 µs a line.
+_ANY_SUMMARY = re.compile(
+    "|".join(
+        f"(?:{p.pattern})"
+        for p in (
+            _PYTEST, _PYTEST_NONE, _UNITTEST_RAN, _JEST, _VITEST, _MOCHA, _NEXTEST, _MAVEN, _GRADLE,
+            _DOTNET, _RSPEC, _PHPUNIT_OK, _PHPUNIT_FAIL, _CTEST, _TOX, _PLAIN, _GO,
+        )
+    )
+)  # fmt: skip
+
+
 def _summary_of(line: str, lines: list[str], index: int) -> Summary | None:
     match: re.Match[str] | None
+    if line not in {"PASS", "FAIL"} and not _ANY_SUMMARY.match(line):
+        return None
     if match := _PYTEST.match(line):
         return Summary(match.group(1), _pytest_verdict(match.group(1)))
     if _PYTEST_NONE.match(line):
