@@ -57,15 +57,15 @@ def _resolve(workspace: str, path: str, cwd: str | None) -> str | None:
     if not path or _UNRESOLVABLE.search(path) or _WINDOWS_ABS.match(path):
         return None
     full = PathResolver(workspace).absolute(path, cwd)
-    if full in _SCRATCH_EXACT or full.startswith(_SCRATCH_PREFIXES):
-        return None
-    if full.startswith("/"):
-        if not workspace:
-            return full
-        root = workspace.rstrip("/")
-        if full == workspace or not full.startswith(root + "/"):
-            return None
+    root = workspace.rstrip("/")
+    if workspace and full.startswith(root + "/"):
+        # Inside the project, even when the project itself lives under /tmp (a sandbox's checkout):
+        # scratch directories are scratch only outside it.
         full = full[len(root) + 1 :]
+    elif full in _SCRATCH_EXACT or full.startswith(_SCRATCH_PREFIXES):
+        return None
+    elif full.startswith("/"):
+        return None if workspace else full
     if full in {"", ".", ".."} or full.startswith("../") or full.endswith("/"):
         return None
     return full

@@ -113,6 +113,17 @@ def test_path_resolution(path: str, cwd: str | None, expected: str | None) -> No
     assert PathResolver.for_event(WS, "k").resolve(path, cwd) == expected
 
 
+def test_a_project_under_tmp_keeps_its_files_and_scratch_outside_it_is_still_scratch() -> None:
+    """A sandbox's checkout under /tmp is a project like any other: every file of it was dropped."""
+    resolver = PathResolver.for_event("/tmp/sandbox/app", "k")
+    assert resolver.resolve("/tmp/sandbox/app/src/a.py") == "src/a.py"
+    assert resolver.resolve("src/a.py", "/tmp/sandbox/app") == "src/a.py"
+    assert resolver.resolve("/tmp/scratch.py") is None
+    assert resolver.resolve("/tmp/sandbox/app") is None
+    assert PathResolver.for_event("", "k").resolve("/tmp/scratch.py") is None
+    assert PathResolver.for_event("", "k").resolve("/srv/app/a.py") == "/srv/app/a.py"
+
+
 def test_without_a_workspace_an_absolute_project_key_serves() -> None:
     assert PathResolver.for_event("", "/srv/proj").resolve("/srv/proj/a.py") == "a.py"
     assert PathResolver.for_event("", "team/proj").resolve("a.py") == "a.py"
