@@ -47,6 +47,7 @@ import orjson
 import redis
 from rq import Worker
 
+from bench.common import cpu_seconds
 from fixmem.backfill_cli import parse_processes
 from fixmem.backfill_outcomes import PresenceProbe, collect
 from fixmem.demo import demo_turns
@@ -66,16 +67,6 @@ FIXTURES = ROOT / "tests" / "fixtures" / "agent-logs"
 GOAL_TRAJECTORIES_PER_S = 200
 LIVE_OWNER = "bench-live"
 LIVE_PROJECTS = [f"github.com/fixmem/live-bench-{i}" for i in range(5)]  # a fleet: a few busy repositories
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far (from /proc)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def _self_cpu() -> float:
@@ -276,7 +267,7 @@ def backfill_copies(
     phase: str,
 ) -> Backfilled:
     """Back ``options.copies`` copies of the corpus fill, wait for the pipeline, measure CPU per role."""
-    cpu_before = {role: _cpu_seconds(pid) for role, pid in pids.items()}
+    cpu_before = {role: cpu_seconds(pid) for role, pid in pids.items()}
     self_before = _self_cpu()
     results: list[tuple[RunConfig, RunResult]] = []
     started = time.monotonic()
@@ -291,7 +282,7 @@ def backfill_copies(
         timeout=options.timeout, poll_seconds=0.1,
     )  # fmt: skip
     end_to_end = time.monotonic() - started
-    cpu = {role: round(_cpu_seconds(pid) - cpu_before[role], 2) for role, pid in pids.items()}
+    cpu = {role: round(cpu_seconds(pid) - cpu_before[role], 2) for role, pid in pids.items()}
     cpu["backfill (this process and its parse processes)"] = round(_self_cpu() - self_before, 2)
     return Backfilled(results, drain, published, end_to_end, cpu)
 

@@ -159,6 +159,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def running(pid: int) -> bool:
+    """Whether ``pid`` is alive and not a zombie (a child that crashed, e.g. on an import error, is one
+    until its parent waits for it; a run waiting for its work would otherwise wait out its deadline)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: assume alive
+        return True
+
+
 def peak_rss_mb(pid: int) -> float:
     """The peak resident set size of ``pid`` (``VmHWM``) in MiB; 0 when it is gone."""
     with contextlib.suppress(OSError):

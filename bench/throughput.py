@@ -24,7 +24,7 @@ import redis
 
 from bench import baseline
 from bench.backfill_bench import pipeline
-from bench.common import ProcessWatch, histogram_quantile, load_average
+from bench.common import ProcessWatch, histogram_quantile, load_average, running
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from workers.counters import read_counters
@@ -96,7 +96,7 @@ def pipeline_run(events: list[bytes], workers: int, **settings: str) -> dict[str
         while sum(read_counters(client).events.values()) + _dead(client) < len(events):
             if time.monotonic() > deadline:
                 raise TimeoutError("the fleet did not handle every event in 2 hours")
-            if dead := [role for role, pid in pids.items() if not _running(pid)]:
+            if dead := [role for role, pid in pids.items() if not running(pid)]:
                 raise RuntimeError(f"fleet process(es) exited mid-run: {', '.join(dead)}")
             time.sleep(0.05)
         took = time.perf_counter() - started
@@ -123,18 +123,6 @@ def pipeline_run(events: list[bytes], workers: int, **settings: str) -> dict[str
         "load_average_1m_at_start": load,
         "cpu_ms_per_event_all_processes": round(1000 * cpu / max(1, len(events)), 3),
     }
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is alive and not a zombie (a child that crashed, e.g. on an import error, is one
-    until its parent waits for it; the run would otherwise wait out its 2-hour deadline)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: assume alive
-        return True
 
 
 def _dead(client: redis.Redis) -> int:
