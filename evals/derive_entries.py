@@ -180,8 +180,9 @@ LOG_WORKSPACE = "/home/fleet/logs"  # stands in for the log's directory, which t
 
 def log_turn_event(label: str) -> TurnEvent:
     """The turn of ``LOG_TURNS[label]``, as the backfill importer reads it, with its workspace (the log's
-    directory) replaced by ``LOG_WORKSPACE``: the extractor drops paths under a temporary directory, so
-    a checkout under ``/tmp`` would otherwise make another entry (none at all for aider's turns)."""
+    directory) replaced by ``LOG_WORKSPACE``, so the derived entry does not depend on where the checkout
+    lives (a checkout under ``/tmp`` once made no entry: the extractor took the whole project for scratch,
+    fixed in bb628ef)."""
     turn = LOG_TURNS[label]
     imported = import_file(AGENT_LOGS / turn.path, owner=turn.owner, project=turn.project)
     event = imported.events[turn.turn]
