@@ -159,7 +159,7 @@ def diagnose(client: redis.Redis) -> str:
 
 
 def _unsettled(outcome: Settlement) -> int:
-    return outcome.lost + outcome.duplicated + len(outcome.dead_wrong_reason)
+    return outcome.lost + outcome.duplicated + len(outcome.dead_wrong_reason) + abs(outcome.uncounted)
 
 
 def crash_run(
@@ -194,7 +194,7 @@ def crash_run(
             running.check()
             outcome = settle(pacer.published, client, data_dir)
             now = time.monotonic()
-            if outcome.settled:
+            if outcome.settled and outcome.uncounted <= 0:
                 settled_at = now - started
                 break
             if now >= next_trace:
@@ -218,6 +218,7 @@ def _check(run: CrashRun) -> None:
         f"wrong reasons {outcome.dead_wrong_reason[:5]}"
     )
     assert outcome.lost == 0 and outcome.duplicated == 0
+    assert outcome.uncounted == 0, f"{outcome.uncounted} events counted {'never' if outcome.uncounted > 0 else 'twice'}"
     # The fleet counters match the logs: no entry a killed worker wrote goes uncounted.
     assert outcome.counters.get("recorded") == outcome.expected.get("entry")
     assert outcome.counters.get("duplicate", 0) == 0
