@@ -218,7 +218,9 @@ def _check(run: CrashRun) -> None:
         f"wrong reasons {outcome.dead_wrong_reason[:5]}"
     )
     assert outcome.lost == 0 and outcome.duplicated == 0
-    assert outcome.uncounted == 0, f"{outcome.uncounted} events counted {'never' if outcome.uncounted > 0 else 'twice'}"
+    assert outcome.uncounted == 0, (
+        f"{outcome.uncounted} events counted {'never' if outcome.uncounted > 0 else 'twice'}"
+    )
     # The fleet counters match the logs: no entry a killed worker wrote goes uncounted.
     assert outcome.counters.get("recorded") == outcome.expected.get("entry")
     assert outcome.counters.get("duplicate", 0) == 0
