@@ -92,6 +92,8 @@ def test_a_worker_killed_mid_job_has_its_batch_finished_by_another(
     try:
         _wait(lambda: len(FixStore(settings.data_dir).read("alice", PROJECT).entries) == 10, 120, "entries")
         took = time.monotonic() - killed_at
+        # the entries reach disk before the job's counters: wait for the batch to be done as well
+        _wait(lambda: redis_client.keys("fixmem:batch:*") == [], 60, "the batch to be done")
     finally:
         rescuer.send_signal(signal.SIGTERM)
         rescuer.wait(60)
