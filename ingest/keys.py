@@ -22,7 +22,7 @@ Layout::
     fixmem:metrics:dead_letters       hash     dead letters by reason
     fixmem:metrics:pipeline           hash     jobs_enqueued, events_enqueued, reclaimed, trimmed_*, …
     fixmem:metrics:gauges             hash     last_entry_timestamp_seconds
-    fixmem:metrics:hist:<name>        hash     histogram: cumulative counts ``le=<bound>``, ``sum``, ``count``
+    fixmem:metrics:hist:<name>        hash     histogram: per-bucket counts ``in=<bound>``, ``sum``, ``count``
 """
 
 from __future__ import annotations

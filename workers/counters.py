@@ -5,8 +5,11 @@ Each job returns a ``BatchReport`` (a value) and ``record`` adds it to Redis has
 every worker process on every host, survive restarts, and need no file per process. ``read_counters``
 returns them for the Prometheus collector and ``fixmem status``. No per-project or per-owner labels.
 
-Histograms keep cumulative bucket counts (``le=<bound>``), ``sum`` and ``count``, as Prometheus exposes
-them. Buckets (seconds):
+Histograms keep per-bucket counts (``in=<bound>``: values in (previous bound, bound]), ``sum`` and
+``count``; ``read_counters`` turns them into the cumulative counts Prometheus exposes. A batch so writes one
+field per bucket its values fall in (usually one), not one per bound: a histogram used to cost up to 15
+HINCRBYs per job, which made the counters' MULTI/EXEC a quarter of a small job's CPU (docs/decisions.md).
+Cumulative ``le=<bound>`` fields written by earlier versions are still read and added. Buckets (seconds):
 
 - ``event_to_entry_seconds`` (publish -> entry on disk; publish time = the stream id's milliseconds):
   ``EVENT_TO_ENTRY_BUCKETS`` = Prometheus' defaults from 10 ms, extended to 10 minutes for backlogs.
@@ -17,6 +20,7 @@ them. Buckets (seconds):
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -88,29 +92,36 @@ class BatchReport:
         )
 
 
-def cumulative_buckets(values: Iterable[float], bounds: Sequence[float]) -> list[int]:
-    """Cumulative counts of ``values`` <= each bound (pure; ``bounds`` ascending)."""
+def bucket_counts(values: Iterable[float], bounds: Sequence[float]) -> list[int]:
+    """How many of ``values`` fall in each bucket (previous bound, bound] (pure; ``bounds`` ascending;
+    a value above the last bound is in none: the +Inf bucket is the histogram's count)."""
     counts = [0] * len(bounds)
     for value in values:
         index = bisect.bisect_left(bounds, value)
         if index < len(bounds):
             counts[index] += 1
-    running = 0
-    for i, n in enumerate(counts):
-        running += n
-        counts[i] = running
     return counts
 
 
+def cumulative_buckets(values: Iterable[float], bounds: Sequence[float]) -> list[int]:
+    """Cumulative counts of ``values`` <= each bound (pure; ``bounds`` ascending)."""
+    return list(itertools.accumulate(bucket_counts(values, bounds)))
+
+
 def bucket_field(bound: float) -> str:
-    """The hash field of one histogram bucket: ``le=0.005``."""
+    """The hash field of one bucket's own count: ``in=0.005``."""
+    return f"in={bound:g}"
+
+
+def legacy_bucket_field(bound: float) -> str:
+    """The hash field of a cumulative count written by earlier versions: ``le=0.005``."""
     return f"le={bound:g}"
 
 
 def _observe(pipe: Pipeline, key: str, values: Sequence[float], bounds: Sequence[float]) -> None:
     if not values:
         return
-    for bound, n in zip(bounds, cumulative_buckets(values, bounds), strict=True):
+    for bound, n in zip(bounds, bucket_counts(values, bounds), strict=True):
         if n:
             pipe.hincrby(key, bucket_field(bound), n)
     pipe.hincrby(key, "count", len(values))
@@ -172,8 +183,11 @@ def _ints(raw: Mapping[bytes, bytes], labels: Iterable[str] = ()) -> dict[str, i
 
 def _histogram(raw: Mapping[bytes, bytes], bounds: Sequence[float]) -> Histogram:
     fields = {k.decode(): v for k, v in raw.items()}
+    own = itertools.accumulate(int(fields.get(bucket_field(b), 0)) for b in bounds)
     return Histogram(
-        buckets=tuple((b, int(fields.get(bucket_field(b), 0))) for b in bounds),
+        buckets=tuple(
+            (b, n + int(fields.get(legacy_bucket_field(b), 0))) for b, n in zip(bounds, own, strict=True)
+        ),
         sum=float(fields.get("sum", 0.0)),
         count=int(fields.get("count", 0)),
     )

@@ -14,6 +14,7 @@ from workers.counters import (
     BATCH_DURATION_BUCKETS,
     EVENT_TO_ENTRY_BUCKETS,
     BatchReport,
+    bucket_counts,
     cumulative_buckets,
     read_counters,
     record,
@@ -40,6 +41,14 @@ def test_buckets_are_cumulative_counts_of_le(values: list[float]) -> None:
     for bound, n in zip(EVENT_TO_ENTRY_BUCKETS, counts, strict=True):
         assert n == sum(1 for v in values if v <= bound)
     assert bisect.bisect_left(counts, len(values) + 1) == len(counts)
+
+
+@given(st.lists(st.floats(0, 1000, allow_nan=False), max_size=50))
+def test_bucket_counts_are_the_cumulative_counts_differenced(values: list[float]) -> None:
+    own = bucket_counts(values, EVENT_TO_ENTRY_BUCKETS)
+    cumulative = cumulative_buckets(values, EVENT_TO_ENTRY_BUCKETS)
+    assert own == [b - a for a, b in zip([0, *cumulative], cumulative, strict=False)]
+    assert sum(own) == sum(1 for v in values if v <= EVENT_TO_ENTRY_BUCKETS[-1])
 
 
 def test_report_round_trips_through_json() -> None:
@@ -108,3 +117,26 @@ def test_empty_redis_reads_as_zeros(redis_client: redis.Redis) -> None:
     assert fleet.last_entry_ts is None
     assert fleet.event_to_entry.count == 0
     assert all(key.startswith(keys.PREFIX + ":metrics:") for key in keys.ALL_METRICS)
+
+
+def test_a_batch_writes_one_field_per_bucket_its_values_fall_in(redis_client: redis.Redis) -> None:
+    """One HINCRBY per occupied bucket, not one per bound (the counters' MULTI/EXEC is per job)."""
+    _record(redis_client, BatchReport(latencies=(0.3, 0.4), duration_seconds=0.02))
+    fields = {k.decode() for k in redis_client.hkeys(keys.HIST_EVENT_TO_ENTRY)}
+    assert fields == {"in=0.5", "count", "sum"}
+    assert {k.decode() for k in redis_client.hkeys(keys.HIST_BATCH_DURATION)} == {"in=0.025", "count", "sum"}
+    assert dict(read_counters(redis_client).event_to_entry.buckets)[600.0] == 2
+
+
+def test_cumulative_fields_of_earlier_versions_still_count(redis_client: redis.Redis) -> None:
+    """A fleet upgraded in place keeps its histogram: earlier versions wrote cumulative ``le=`` fields."""
+    redis_client.hset(
+        keys.HIST_EVENT_TO_ENTRY,
+        mapping={f"le={b:g}": (1 if b >= 0.5 else 0) for b in EVENT_TO_ENTRY_BUCKETS}
+        | {"count": 1, "sum": 0.4},
+    )
+    _record(redis_client, BatchReport(latencies=(0.02,), duration_seconds=0.02))
+    hist = read_counters(redis_client).event_to_entry
+    buckets = dict(hist.buckets)
+    assert (buckets[0.01], buckets[0.025], buckets[0.25], buckets[0.5], buckets[600.0]) == (0, 1, 1, 2, 2)
+    assert hist.count == 2
