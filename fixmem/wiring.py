@@ -126,7 +126,7 @@ def consumer_config(settings: Settings, *, name: str | None = None) -> ConsumerC
     """The consumer's configuration: live stream first, then backfill."""
     return ConsumerConfig(
         routes=(
-            Route(settings.stream, settings.live_queue, "live"),
+            Route(settings.stream, settings.live_queue, "live", by_project=False),
             Route(
                 settings.backfill_stream,
                 settings.backfill_queue,

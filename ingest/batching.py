@@ -8,7 +8,8 @@ Rules this file obeys:
   (a dead-letter reason, a message and the payload, if any). Nothing is dropped silently.
 - Accepted events are grouped by (owner, project_key), first-seen order, each group in stream-id order,
   then cut into jobs of at most ``max_events`` events and ``max_bytes`` bytes. Without ``by_project``
-  (the backfill route, where many projects have a few events each) jobs span projects: whole groups are
+  (both routes of ``fixmem ingest``: a steady flow or a backfill brings many projects with a few events
+  each) jobs span projects: whole groups are
   packed into a job while they fit (a bigger group is cut), so a job's fixed cost is paid per
   ``max_events`` events, not per project, each project is one store append per job, and two workers
   seldom wait for one project's lock.

@@ -3,13 +3,15 @@
 One cycle: read up to ``read_count`` entries per stream (``XREADGROUP``, blocking at most
 ``read_block_ms``), and while there is a backlog keep reading without blocking up to
 ``batch_max_events``; validate; dead-letter the refused; group the valid ones by (owner, project_key)
-into jobs; then, in ONE ``MULTI/EXEC``: store each job's events in its batch hash, ``enqueue_many`` the
+and pack whole groups into jobs of at most ``job_max_events`` (jobs span projects; a bigger group is
+cut); then, in ONE ``MULTI/EXEC``: store each job's events in its batch hash, ``enqueue_many`` the
 jobs, add the dead letters, and ``XACK`` every id. An entry is never acknowledged without its job.
 
 Around the cycle: entries pending on a consumer that stopped are reclaimed after ``claim_idle_seconds``
 (this consumer's own pending entries at once, on start); an entry delivered more than
 ``max_deliveries`` times is dead-lettered; streams are trimmed (``ingest.trim``); a queue holding more
-than ``backpressure_jobs`` jobs is not fed; Redis outages are waited out with backoff and logged.
+than ``backpressure_jobs`` jobs is not fed (while one is paused, reads of the others block at most
+``PRESSURED_POLL_SECONDS``); Redis outages are waited out with backoff and logged.
 
 Burst mode (``run(burst=True)``) ends when a read finds nothing and no paused stream holds unread
 entries: while backpressure pauses a stream that still has some, it waits for the workers to drain the
@@ -55,8 +57,10 @@ PRESSURED_POLL_SECONDS = 0.05  # how often a paused consumer checks the queues a
 class Route:
     """One stream and the RQ queue its jobs go to; ``tag`` goes into job ids (``live``, ``backfill``).
 
-    ``by_project`` False: jobs span projects (``batching.plan_jobs``); ``job_max_events`` overrides the
-    consumer's for this route (backfill jobs stay short, so a live job never waits long for a worker).
+    ``by_project`` False (both default routes): jobs span projects (``batching.plan_jobs``), so under a
+    steady flow a cycle's few events per project make one job, not one per project; True: a job per
+    project. ``job_max_events`` overrides the consumer's for this route (backfill jobs stay short, so a
+    live job never waits long for a worker).
     """
 
     stream: str
@@ -69,7 +73,7 @@ class Route:
 BACKFILL_JOB_MAX_EVENTS = 25
 
 DEFAULT_ROUTES = (
-    Route(keys.DEFAULT_STREAM, keys.DEFAULT_LIVE_QUEUE, "live"),
+    Route(keys.DEFAULT_STREAM, keys.DEFAULT_LIVE_QUEUE, "live", by_project=False),
     Route(
         keys.DEFAULT_BACKFILL_STREAM,
         keys.DEFAULT_BACKFILL_QUEUE,
@@ -98,7 +102,7 @@ class ConsumerConfig:
     read_count: int = 500
     read_block_ms: int = 1000
     batch_max_events: int = 5000
-    job_max_events: int = 2000
+    job_max_events: int = 100
     job_max_bytes: int = 16 << 20
     claim_idle_seconds: float = 20.0
     claim_interval_seconds: float = 5.0
@@ -259,11 +263,17 @@ class Consumer:
         wanted = self.config.batch_max_events if limit is None else min(limit, self.config.batch_max_events)
         gathered: dict[Route, list[StreamEntry]] = {}
         count = min(self.config.read_count, wanted)
-        full = self._read(routes, count, block, gathered)
+        # While a queue is paused, block only as long as a paused consumer polls: a read blocking
+        # read_block_ms on the other (empty) stream held live events back ~1 s a cycle under a steady
+        # 200 events/s, once the live queue passed the threshold (docs/decisions.md).
+        block_ms = self.config.read_block_ms
+        if len(routes) < len(self.config.routes):
+            block_ms = min(block_ms, int(PRESSURED_POLL_SECONDS * 1000))
+        full = self._read(routes, count, block_ms if block else None, gathered)
         total = sum(len(v) for v in gathered.values())
         while full and total < wanted:
             count = min(self.config.read_count, wanted - total)
-            full = self._read(full, count, False, gathered)
+            full = self._read(full, count, None, gathered)
             total = sum(len(v) for v in gathered.values())
         if total:
             self._commit(gathered, {})
@@ -272,16 +282,17 @@ class Consumer:
     # -- reading ------------------------------------------------------------------------------------
 
     def _read(
-        self, routes: Sequence[Route], count: int, block: bool, into: dict[Route, list[StreamEntry]]
+        self, routes: Sequence[Route], count: int, block_ms: int | None, into: dict[Route, list[StreamEntry]]
     ) -> list[Route]:
-        """One XREADGROUP over ``routes``; returns the routes that filled ``count`` (more may wait)."""
+        """One XREADGROUP over ``routes``, blocking up to ``block_ms`` (None: not at all); returns the
+        routes that filled ``count`` (more may wait)."""
         by_stream = {r.stream: r for r in routes}
         reply = self.client.xreadgroup(
             self.config.group,
             self.config.consumer,
             {r.stream: ">" for r in routes},
             count=count,
-            block=self.config.read_block_ms if block else None,
+            block=block_ms,
         )
         full: list[Route] = []
         for stream, rows in stream_replies(reply):

@@ -14,7 +14,7 @@ from rq.serializers import JSONSerializer
 
 from ingest import keys
 from ingest.batching import StreamEntry
-from ingest.consumer import Consumer, ConsumerConfig, _BurstWait
+from ingest.consumer import PRESSURED_POLL_SECONDS, Consumer, ConsumerConfig, _BurstWait
 from ingest.publish import publish_many
 from tests.ingest.turns import turn
 
@@ -47,10 +47,11 @@ def pending(client: redis.Redis, stream: str = keys.DEFAULT_STREAM) -> int:
     return int(client.xpending(stream, keys.DEFAULT_GROUP)["pending"])
 
 
-def test_valid_events_become_one_job_per_project_and_are_acked(redis_client: redis.Redis) -> None:
+def test_valid_events_become_jobs_of_whole_projects_and_are_acked(redis_client: redis.Redis) -> None:
     events = [turn(i, project=f"p{i % 3}") for i in range(30)]
     ids = publish_many(redis_client, events)
-    stats = Consumer(redis_client, config()).run(burst=True)
+    project_of = dict(zip(ids, (f"p{i % 3}" for i in range(30)), strict=True))
+    stats = Consumer(redis_client, config(job_max_events=10)).run(burst=True)
     assert (stats.handled, stats.enqueued, stats.jobs, stats.dead_letters) == (30, 30, 3, 0)
     assert pending(redis_client) == 0
     jobs = queue(redis_client).get_jobs()
@@ -61,12 +62,26 @@ def test_valid_events_become_one_job_per_project_and_are_acked(redis_client: red
         assert list(job.args) == [job.id]  # the payload is the batch id: small JSON
         assert job.retries_left == 8
         events_of_job = batch_events(redis_client, job.id)
+        assert len({project_of[i] for i in events_of_job}) == 1  # 10 a project: one project a job
         assert redis_client.hget(keys.batch(job.id), keys.BATCH_STREAM_FIELD) == keys.DEFAULT_STREAM.encode()
         seen.update(events_of_job)
     assert sorted(seen) == sorted(ids)
     raw = redis_client.hget(f"rq:job:{jobs[0].id}", "data")
     assert raw is not None and b"pickle" not in raw and raw.startswith(b"x")  # rq's zlib'd JSON
     assert redis_client.hget(keys.METRICS_PIPELINE, "events_enqueued") == b"30"
+
+
+def test_live_jobs_span_projects_so_a_steady_flow_is_not_one_job_per_project(
+    redis_client: redis.Redis,
+) -> None:
+    """A few events each from many projects (what one read of a steady flow brings) make one job, not
+    one per project: at 200 events/s over 50 projects, one job per project kept p50 at ~280 ms, spanning
+    jobs at ~94 ms (docs/decisions.md)."""
+    ids = publish_many(redis_client, [turn(i, project=f"p{i % 20}") for i in range(40)])
+    stats = Consumer(redis_client, config()).run(burst=True)
+    assert (stats.handled, stats.jobs) == (40, 1)
+    (job,) = queue(redis_client).get_jobs()
+    assert sorted(batch_events(redis_client, job.id)) == sorted(ids)
 
 
 def test_same_entries_plan_the_same_job_ids(redis_client: redis.Redis) -> None:
@@ -190,6 +205,29 @@ def test_backpressure_pauses_reading_until_the_queue_drains(redis_client: redis.
     assert redis_client.xinfo_groups(keys.DEFAULT_STREAM)[0]["last-delivered-id"] == b"0-0"  # unread
     redis_client.delete(live.key)
     assert consumer.cycle(block=False) == 5
+
+
+def test_while_live_is_paused_the_backfill_read_blocks_only_as_long_as_a_poll(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read blocking read_block_ms on the (empty) backfill stream while live was paused held live events
+    back ~1 s a cycle under a steady 200 events/s."""
+    blocks: list[int | None] = []
+    real = redis_client.xreadgroup
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        blocks.append(kwargs.get("block"))
+        return real(*args, **kwargs)
+
+    consumer = Consumer(redis_client, config(backpressure_jobs=2, read_block_ms=1000))
+    consumer.setup()
+    monkeypatch.setattr(redis_client, "xreadgroup", spy)
+    live = waiting_jobs(redis_client, 3)
+    assert consumer.cycle() == 0  # live paused: only the backfill stream is read
+    redis_client.delete(live.key)
+    publish_many(redis_client, [turn(0)])
+    assert consumer.cycle() == 1
+    assert blocks == [int(PRESSURED_POLL_SECONDS * 1000), 1000]
 
 
 def test_out_of_memory_pauses_the_consumer_without_losing_anything(redis_client: redis.Redis) -> None:
