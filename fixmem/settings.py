@@ -54,7 +54,8 @@ class Settings(BaseModel):
     read_count: int = Field(default=500, ge=1, le=10_000)  # entries per XREADGROUP
     read_block_ms: int = Field(default=1000, ge=1, le=1000)
     batch_max_events: int = Field(default=5000, ge=1)  # entries gathered per cycle when there is a backlog
-    job_max_events: int = Field(default=100, ge=1)  # events per live RQ job (jobs span projects)
+    job_max_events: int = Field(default=2000, ge=1)  # most events per RQ job (a big project's share is cut)
+    job_pack_events: int = Field(default=100, ge=1)  # small projects of a cycle share a job up to this
     job_max_bytes: int = Field(default=16 << 20, ge=1 << 20)
     claim_idle_seconds: float = Field(default=20.0, gt=0)  # pending this long on a consumer: reclaim
     claim_interval_seconds: float = Field(default=5.0, gt=0)

@@ -144,6 +144,7 @@ def consumer_config(settings: Settings, *, name: str | None = None) -> ConsumerC
         read_block_ms=settings.read_block_ms,
         batch_max_events=settings.batch_max_events,
         job_max_events=settings.job_max_events,
+        job_pack_events=settings.job_pack_events,
         job_max_bytes=settings.job_max_bytes,
         claim_idle_seconds=settings.claim_idle_seconds,
         claim_interval_seconds=settings.claim_interval_seconds,

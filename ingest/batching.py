@@ -125,9 +125,22 @@ def job_id(tag: str, stream_ids: Sequence[str]) -> str:
 
 
 def plan_jobs(
-    accepted: Sequence[Accepted], *, tag: str, max_events: int, max_bytes: int, by_project: bool = True
+    accepted: Sequence[Accepted],
+    *,
+    tag: str,
+    max_events: int,
+    max_bytes: int,
+    by_project: bool = True,
+    pack_events: int | None = None,
 ) -> list[JobPlan]:
-    """Group by (owner, project_key); cut each group into jobs, or (not ``by_project``) pack whole groups."""
+    """Group by (owner, project_key); cut each group into jobs, or (not ``by_project``) pack whole groups.
+
+    Packing puts whole groups into one job while it stays within ``pack_events`` (default and at most
+    ``max_events``) and ``max_bytes``; a group that does not fit starts a job, and any group is cut at
+    ``max_events``. So a big project of a backlog keeps jobs of its own (cut only at ``max_events``: two
+    jobs of one project would wait for each other's lock), and many small ones share a job.
+    """
+    pack = max_events if pack_events is None else min(pack_events, max_events)
     groups: dict[tuple[str, str], list[Accepted]] = {}
     for item in accepted:
         groups.setdefault((item.owner, item.project_key), []).append(item)
@@ -140,7 +153,7 @@ def plan_jobs(
         if by_project or (
             chunk
             and (
-                len(chunk) + len(members) > max_events or size + sum(len(a.raw) for a in members) > max_bytes
+                len(chunk) + len(members) > pack or size + sum(len(a.raw) for a in members) > max_bytes
             )
         ):  # a new job per project; spanning jobs take whole projects while they fit
             if chunk:

@@ -3,9 +3,10 @@
 One cycle: read up to ``read_count`` entries per stream (``XREADGROUP``, blocking at most
 ``read_block_ms``), and while there is a backlog keep reading without blocking up to
 ``batch_max_events``; validate; dead-letter the refused; group the valid ones by (owner, project_key)
-and pack whole groups into jobs of at most ``job_max_events`` (jobs span projects; a bigger group is
-cut); then, in ONE ``MULTI/EXEC``: store each job's events in its batch hash, ``enqueue_many`` the
-jobs, add the dead letters, and ``XACK`` every id. An entry is never acknowledged without its job.
+and pack whole groups into jobs of up to ``job_pack_events`` (jobs span projects; a bigger group has
+jobs of its own, cut at ``job_max_events``); then, in ONE ``MULTI/EXEC``: store each job's events in
+its batch hash, ``enqueue_many`` the jobs, add the dead letters, and ``XACK`` every id. An entry is
+never acknowledged without its job.
 
 Around the cycle: entries pending on a consumer that stopped are reclaimed after ``claim_idle_seconds``
 (this consumer's own pending entries at once, on start); an entry delivered more than
@@ -102,7 +103,8 @@ class ConsumerConfig:
     read_count: int = 500
     read_block_ms: int = 1000
     batch_max_events: int = 5000
-    job_max_events: int = 100
+    job_max_events: int = 2000
+    job_pack_events: int = 100  # small projects of a cycle share a job up to this (spanning routes)
     job_max_bytes: int = 16 << 20
     claim_idle_seconds: float = 20.0
     claim_interval_seconds: float = 5.0
@@ -421,6 +423,7 @@ class Consumer:
                     max_events=route.job_max_events or cfg.job_max_events,
                     max_bytes=cfg.job_max_bytes,
                     by_project=route.by_project,
+                    pack_events=cfg.job_pack_events,
                 )
                 self._enqueue(pipe, route, plans)
                 for item in refused:

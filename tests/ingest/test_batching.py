@@ -130,3 +130,49 @@ def test_classify_all_keeps_stream_order() -> None:
     accepted, refused = classify_all([good[0], bad, good[1], good[2]], max_bytes=1 << 20)
     assert [a.stream_id for a in accepted] == ["0-0", "1-0", "2-0"]
     assert [r.stream_id for r in refused] == ["9-0"]
+
+
+# -- live jobs: small projects packed, big ones on their own (pack_events) --------------------------------
+
+
+def _events(counts: dict[str, int]) -> list[Accepted]:
+    """``counts`` events per project, interleaved in stream order as a steady flow would bring them."""
+    remaining = dict(counts)
+    out: list[Accepted] = []
+    while any(remaining.values()):
+        for project, left in remaining.items():
+            if left:
+                out.append(Accepted(f"{1000 + len(out)}-0", "o", project, b"{}"))
+                remaining[project] = left - 1
+    return out
+
+
+def test_small_projects_share_a_job_and_a_big_one_keeps_its_own() -> None:
+    accepted = _events({"big": 150, "b": 5, "c": 5, "d": 120})
+    plans = plan_jobs(
+        accepted, tag="live", max_events=2000, max_bytes=1 << 20, by_project=False, pack_events=100
+    )
+    jobs = [sorted({a.project_key for a in p.events}) for p in plans]
+    assert jobs == [["big"], ["b", "c"], ["d"]]  # a backlog's big projects are never cut at the pack size
+
+
+@given(
+    st.dictionaries(st.sampled_from("abcdefgh"), st.integers(1, 40), min_size=1),
+    st.integers(1, 30),
+    st.integers(1, 60),
+)
+def test_packed_jobs_keep_projects_whole_and_mixed_jobs_small(
+    counts: dict[str, int], pack: int, max_events: int
+) -> None:
+    accepted = _events(counts)
+    plans = plan_jobs(
+        accepted, tag="live", max_events=max_events, max_bytes=1 << 20, by_project=False, pack_events=pack
+    )
+    assert sorted(a.stream_id for p in plans for a in p.events) == sorted(a.stream_id for a in accepted)
+    for plan in plans:
+        assert len(plan.events) <= max_events
+        if len({a.project_key for a in plan.events}) > 1:
+            assert len(plan.events) <= min(pack, max_events)
+    for project, n in counts.items():  # a project within max_events is in one job: no lock waits
+        holding = [p for p in plans if any(a.project_key == project for a in p.events)]
+        assert len(holding) == (1 if n <= max_events else -(-n // max_events))
