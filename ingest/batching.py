@@ -152,9 +152,7 @@ def plan_jobs(
     for members in groups.values():
         if by_project or (
             chunk
-            and (
-                len(chunk) + len(members) > pack or size + sum(len(a.raw) for a in members) > max_bytes
-            )
+            and (len(chunk) + len(members) > pack or size + sum(len(a.raw) for a in members) > max_bytes)
         ):  # a new job per project; spanning jobs take whole projects while they fit
             if chunk:
                 plans.append(_plan(tag, chunk))
