@@ -245,7 +245,9 @@ def scaling(
     for workers in worker_counts:
         for batch in batch_sizes:
             cell_events = events[: caps.get(batch, len(events))]
-            run = pipeline_run(cell_events, workers, FIXMEM_JOB_MAX_EVENTS=str(batch))
+            run = pipeline_run(
+                cell_events, workers, FIXMEM_JOB_MAX_EVENTS=str(batch), FIXMEM_JOB_PACK_EVENTS=str(batch)
+            )
             cells.append(
                 {
                     "workers": workers,
