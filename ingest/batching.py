@@ -9,10 +9,10 @@ Rules this file obeys:
 - Accepted events are grouped by (owner, project_key), first-seen order, each group in stream-id order,
   then cut into jobs of at most ``max_events`` events and ``max_bytes`` bytes. Without ``by_project``
   (both routes of ``fixmem ingest``: a steady flow or a backfill brings many projects with a few events
-  each) jobs span projects: whole groups are
-  packed into a job while they fit (a bigger group is cut), so a job's fixed cost is paid per
-  ``max_events`` events, not per project, each project is one store append per job, and two workers
-  seldom wait for one project's lock.
+  each) jobs span projects: whole groups are packed into a job while it stays within ``pack_events``
+  (a group that does not fit starts a job of its own, cut at ``max_events``), so a job's fixed cost is
+  paid per job, not per project, each project is one store append per job, and two workers seldom wait
+  for one project's lock.
 - A job id is a function of the route tag and the group's stream ids: reading the same entries again
   (after a consumer crash) plans the same job ids.
 """
