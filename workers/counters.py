@@ -103,11 +103,6 @@ def bucket_counts(values: Iterable[float], bounds: Sequence[float]) -> list[int]
     return counts
 
 
-def cumulative_buckets(values: Iterable[float], bounds: Sequence[float]) -> list[int]:
-    """Cumulative counts of ``values`` <= each bound (pure; ``bounds`` ascending)."""
-    return list(itertools.accumulate(bucket_counts(values, bounds)))
-
-
 def bucket_field(bound: float) -> str:
     """The hash field of one bucket's own count: ``in=0.005``."""
     return f"in={bound:g}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 
 import pytest
 import redis
@@ -15,10 +16,14 @@ from workers.counters import (
     EVENT_TO_ENTRY_BUCKETS,
     BatchReport,
     bucket_counts,
-    cumulative_buckets,
     read_counters,
     record,
 )
+
+
+def cumulative_buckets(values: list[float], bounds: tuple[float, ...]) -> list[int]:
+    """What Prometheus exposes: the running sum of the stored per-bucket counts (as read_counters does)."""
+    return list(itertools.accumulate(bucket_counts(values, bounds)))
 
 
 @pytest.mark.parametrize(
