@@ -233,3 +233,19 @@ def test_dated_turns_and_our_own_events_keep_their_times(tmp_path: Path) -> None
     wire.update(ts=946684800.0, harness_meta={**wire["harness_meta"], "ts_derived": True})
     own.write_bytes(orjson.dumps(wire) + b"\n")
     assert [e.ts for e in import_file(own, owner="o", format="events").events] == [946684800.0]
+
+
+def test_a_turn_keyed_by_its_workspace_gets_the_checkouts_remote_and_keeps_its_id(tmp_path: Path) -> None:
+    checkout, plain = tmp_path / "widgets", tmp_path / "plain"
+    for folder in (checkout, plain):
+        folder.mkdir()
+        shutil.copy(FIXTURES / "aider" / "add-test.md", folder / ".aider.chat.history.md")
+    (checkout / ".git").mkdir()
+    (checkout / ".git" / "config").write_text('[remote "origin"]\n\turl = git@GitHub.com:acme/widgets.git\n')
+    keyed = import_file(checkout / ".aider.chat.history.md", owner="o").events
+    unkeyed = import_file(plain / ".aider.chat.history.md", owner="o").events
+    assert {e.project_key for e in keyed} == {"github.com/acme/widgets"}  # the repository, not the folder
+    assert {e.project_key for e in unkeyed} == {plain.as_posix()}
+    assert [e.event_id for e in keyed] == [e.event_id for e in unkeyed]
+    pinned = import_file(checkout / ".aider.chat.history.md", owner="o", project="p").events
+    assert {e.project_key for e in pinned} == {"p"}
