@@ -27,7 +27,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["project_key_for", "remote_key", "remote_of_config"]
+__all__ = ["project_key_for", "remote_key", "remote_key_for", "remote_of_config"]
 
 _SCHEME = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://(?P<rest>.*)$")
 _SCP = re.compile(r"^(?:(?P<user>[^@/\s]+)@)?(?P<host>[^:/\s]+):(?P<path>.*)$")
@@ -111,18 +111,22 @@ def project_key_for(workspace: str | os.PathLike[str]) -> str:
     """The project key of ``workspace``: its checkout's origin remote (``remote_key``), else its absolute
     path (POSIX form). Reads at most a few small files; never raises for an unreadable checkout."""
     absolute = os.path.abspath(os.fspath(workspace))
-    config = _config_path(absolute)
-    if config is not None:
-        try:
-            with open(config, "rb") as handle:
-                text = handle.read(_MAX_CONFIG_BYTES).decode("utf-8", "replace")
-        except OSError:
-            text = ""
-        url = remote_of_config(text)
-        key = remote_key(url) if url else None
-        if key:
-            return key
-    return Path(absolute).as_posix()
+    return remote_key_for(absolute) or Path(absolute).as_posix()
+
+
+def remote_key_for(workspace: str | os.PathLike[str]) -> str | None:
+    """``remote_key`` of the origin of the checkout ``workspace`` lies in; None outside one, without an
+    origin, or with a local one."""
+    config = _config_path(os.path.abspath(os.fspath(workspace)))
+    if config is None:
+        return None
+    try:
+        with open(config, "rb") as handle:
+            text = handle.read(_MAX_CONFIG_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    url = remote_of_config(text)
+    return remote_key(url) if url else None
 
 
 def _config_path(start: str) -> str | None:

@@ -4,8 +4,8 @@
 corrupt, truncated) comes back as ``ImportedFile.error``, with whatever events could still be read.
 Turns the log gives no time get the file's mtime (``date_undated``: their ids do not depend on it).
 A turn keyed by its workspace (Claude Code's and Codex's cwd, Aider's folder, an OpenHands event list's
-workspace) gets ``project_key_for(workspace)`` instead — the checkout's origin remote when this machine has
-the checkout — after its id is derived, so the id does not depend on what this machine holds.
+workspace) is keyed by the checkout's origin remote instead when this machine has the checkout (the rule of
+``ingest.project_key``), after its id is derived, so the id does not depend on what this machine holds.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from ingest.importers import aider, claude_code, codex, events, mini_swe_agent, openhands, swe_agent
 from ingest.importers._common import PartialLog, UnreadableLog, clean_key, date_undated
 from ingest.importers.detect import detect_format
-from ingest.project_key import project_key_for
+from ingest.project_key import remote_key_for
 from ingest.schema import TurnEvent
 
 Parser = Callable[..., list[TurnEvent]]
@@ -115,12 +115,18 @@ def import_file(
 
 
 def keyed_by_workspace(found: Sequence[TurnEvent]) -> list[TurnEvent]:
-    """``found`` with each turn whose project key is its workspace keyed by ``project_key_for`` instead
-    (the checkout's origin remote when this machine has it, else the absolute path); ids unchanged."""
+    """``found`` with each turn whose project key is its (absolute) workspace keyed by the checkout's origin
+    remote instead, when this machine has that checkout (``project_key_for``'s rule; else the workspace
+    stays the key as the log wrote it, the key such turns always had); ids unchanged."""
     keys: dict[str, str] = {}
     for event in found:
-        if event.workspace and event.project_key == event.workspace and event.workspace not in keys:
-            keys[event.workspace] = clean_key(project_key_for(event.workspace)) or event.workspace
+        # a relative workspace would be resolved against where the backfill runs: it keeps its key
+        if (
+            event.project_key == event.workspace
+            and os.path.isabs(event.workspace)
+            and event.workspace not in keys
+        ):
+            keys[event.workspace] = clean_key(remote_key_for(event.workspace) or "") or event.workspace
     return [
         event.model_copy(update={"project_key": keys[event.workspace]})
         if event.workspace in keys and event.project_key == event.workspace != keys[event.workspace]
