@@ -19,9 +19,9 @@ What the events carry, whatever the format:
 - ``event_id``: ``bf-`` + 32 hex of SHA-256 over (format, the log's session/instance id — empty when it
   has none —, turn index, content hash), never a path: importing the same file again, from any directory
   or under any path argument, yields identical events;
-- ``project_key``: ``--project``, else what the log names (repository, instance), else its workspace keyed
-  by ``ingest.project_key.project_key_for`` (the origin remote, else the absolute path), else the log's
-  absolute path.
+- ``project_key``: ``--project``, else what the log names (repository, instance), else its workspace:
+  the checkout's origin remote when this machine has it (``ingest.project_key``), else the workspace as
+  the log wrote it; else the log's absolute path.
 """
 
 from __future__ import annotations
