@@ -199,8 +199,8 @@ def corpus_trajectories(corpus: Path) -> tuple[int, int]:
     """Agent runs/sessions and events in one copy of the corpus, counted as ``bench.importers_bench`` does."""
     found: set[tuple[str, str]] = set()
     events = 0
-    for path, root in walk([corpus]):
-        imported = import_file(path, owner="bench", root=root).events
+    for path in walk([corpus]):
+        imported = import_file(path, owner="bench").events
         events += len(imported)
         found |= {
             (str(e.harness_meta.harness), e.harness_meta.session_id or path.as_posix()) for e in imported
@@ -311,13 +311,12 @@ def run(options: Options) -> dict[str, Any]:
                 time.sleep(options.baseline_seconds)
             with LivePublisher(*live, "during") as during:
                 mixed = backfill_copies(client, data_dir, options, settings, pids, "mixed")
-            roots = {Path(os.path.abspath(p)).as_posix(): r for p, r in walk([options.corpus])}
             outcomes: Counter[str] = Counter()
             no_entry: Counter[str] = Counter()
             for config, result in alone.results:
                 found = collect(
                     store, client, result.records, alone.drain,
-                    dead_stream=settings.dead_stream, config=config, roots=roots,
+                    dead_stream=settings.dead_stream, config=config,
                 )  # fmt: skip
                 outcomes.update(found.entries)
                 no_entry.update(found.no_entry)

@@ -104,7 +104,7 @@ def measure(corpus: Path) -> Shape:
     failing = with_tests = tests_failing = no_file = 0
     files: Counter[int] = Counter()
     for path in iter_files([corpus]):
-        for event in import_file(path, owner="bench", root=corpus).events:
+        for event in import_file(path, owner="bench").events:
             per_turn.append(len(event.tool_events))
             size = len(event.to_wire())
             outputs = sum(len(t.output) for t in event.tool_events)

@@ -59,7 +59,7 @@ def run(corpus: Path, rounds: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             detect_format(path, blobs[path])
             if fmt == "claude-code" or fmt == "aider":  # these need the file shell (sidechains, directory)
-                found = import_file(path, format=fmt, owner="bench", root=corpus).events
+                found = import_file(path, format=fmt, owner="bench").events
             else:
                 found = PARSERS[fmt](blobs[path], source=path.relative_to(corpus).as_posix(), owner="bench")
             per_format[fmt]["seconds"].append(time.perf_counter() - t0)
@@ -77,7 +77,7 @@ def run(corpus: Path, rounds: int) -> dict[str, Any]:
 
         started = time.perf_counter()
         for path in files:
-            import_file(path, owner="bench", root=corpus)
+            import_file(path, owner="bench")
         shell_seconds.append(time.perf_counter() - started)
 
     parse_s = statistics.median(parse_seconds)

@@ -14,6 +14,7 @@ from fixmem.api.auth import TokenConfigError
 from fixmem.errors import CliError, ExitCode
 from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option, verbose_option
 from fixmem.tool import SCHEMA_FORMATS, SchemaFormat, ToolContext, tool_schema
+from ingest.project_key import project_key_for
 
 
 @click.command("serve")
@@ -67,7 +68,8 @@ def tool_schema_command(fmt: str) -> None:
     "--project",
     envvar="FIXMEM_PROJECT",
     default=None,
-    help="Project key (FIXMEM_PROJECT; default: the workspace).",
+    help="Project key (FIXMEM_PROJECT; default: the workspace's origin remote as host/owner/repo, else "
+    "its path).",
 )
 @click.option(
     "--workspace",
@@ -91,7 +93,7 @@ def mcp_command(
         settings,
         wiring.make_store(settings, None),  # reads only: no lock, no Redis
         owner=owner,
-        project_key=project or where,
+        project_key=project or project_key_for(where),
         workspace=where,
     )
     run_stdio(ctx)

@@ -39,7 +39,7 @@ from fixmem.errors import CliError, ExitCode
 from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option
 from ingest.backfill import BackfillError, FileRecord, parse_since, run_key, summarize
 from ingest.backfill_follow import Drain, consumers_reading, follow
-from ingest.backfill_run import Checkpoint, RunConfig, RunResult, run_backfill, walk
+from ingest.backfill_run import Checkpoint, RunConfig, RunResult, run_backfill
 from ingest.importers import FORMATS
 
 
@@ -233,10 +233,9 @@ def backfill_command(
             )  # fmt: skip
     outcomes = None
     if drain is not None and store is not None and client is not None and store.root.is_dir():
-        roots = {Path(os.path.abspath(p)).as_posix(): root for p, root in walk(list(paths))}
         outcomes = collect(
             store, client, result.records, drain,
-            dead_stream=settings.dead_stream, config=config, roots=roots,
+            dead_stream=settings.dead_stream, config=config,
             present=probe.present if probe else (), enabled=settings.fix_memory_enabled,
         )  # fmt: skip
     interrupted = result.interrupted or stop.is_set()

@@ -8,8 +8,9 @@ Read after the pipeline has processed the events (``ingest.backfill_run.follow``
 - an event in the dead-letter stream counts as ``dead_letter:<reason>``; one still on its way when the
   wait ended as ``not_processed``, one in a failed job as ``failed_job``;
 - the rest had no entry made: the files of these events are imported again (same options, same ids) and
-  extracted here, with the workers' code, to give the reason (``skipped_no_files`` …); an event that
-  extraction turns into an entry which the log no longer holds was rotated out (or forgotten).
+  extracted here, with the workers' code, to give the reason (``skipped_no_files`` …); an event whose
+  entry the log holds under an id of an earlier rule (``store.entry.content_key``) was already there; an
+  event that extraction turns into an entry which the log no longer holds was rotated out (or forgotten).
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from ingest.backfill_run import RunConfig
 from ingest.batching import parse_stream_id
 from ingest.importers import import_file
 from store import FixStore, entry_id
+from store.entry import content_key
 from workers.extraction import Limits, extract
 
 ROTATED_OUT = "not in the fix log (rotated out or forgotten)"
+SAME_CONTENT = "already in the fix log under an earlier id"
 NOT_PROCESSED = "not_processed"  # still on its way when the wait ended
 FAILED_JOB = "failed_job"
 UNEXPLAINED = "no entry (not re-extracted: too many to explain)"
@@ -87,7 +90,6 @@ def collect(
     *,
     dead_stream: str,
     config: RunConfig,
-    roots: dict[str, Path],
     present: Iterable[str] = (),
     enabled: bool = True,
 ) -> Outcomes:
@@ -118,7 +120,7 @@ def collect(
             outcomes.no_entry[NOT_PROCESSED] += 1
         else:
             missing.append(s)
-    outcomes.no_entry.update(_explain(records, missing, config=config, roots=roots, enabled=enabled))
+    outcomes.no_entry.update(_explain(store, records, missing, config=config, enabled=enabled))
     return outcomes
 
 
@@ -136,11 +138,11 @@ def _dead_letters(client: redis.Redis, dead_stream: str, origin: str, sent: Sequ
 
 
 def _explain(
+    store: FixStore,
     records: Sequence[FileRecord],
     missing: Sequence[Sent],
     *,
     config: RunConfig,
-    roots: dict[str, Path],
     enabled: bool,
 ) -> Counter[str]:
     """Why each of ``missing`` has no entry: re-import its file and extract it with the workers' code."""
@@ -150,21 +152,25 @@ def _explain(
         return reasons
     wanted = {s.event_id for s in missing}
     explained: dict[str, str] = {}
+    contents: dict[tuple[str, str], set[bytes | None]] = {}
     for record in records:
         if not any(s.event_id in wanted for s in record.sent):
             continue
         path = Path(record.path)
         imported = import_file(
-            path,
-            format=record.format or config.format,
-            owner=config.owner,
-            project=config.project,
-            root=roots.get(record.path, path.parent),
+            path, format=record.format or config.format, owner=config.owner, project=config.project
         )
         for event in imported.events:
             if event.event_id in wanted:
                 extracted = extract(event, enabled=enabled, limits=Limits())
-                explained[event.event_id] = extracted.skip.value if extracted.skip else ROTATED_OUT
+                if extracted.entry is None:
+                    explained[event.event_id] = extracted.skip.value if extracted.skip else ROTATED_OUT
+                    continue
+                project = (event.owner, event.project_key)
+                if project not in contents:
+                    contents[project] = {content_key(e) for e in store.read(*project).entries}
+                found = content_key(extracted.entry) in contents[project] - {None}
+                explained[event.event_id] = SAME_CONTENT if found else ROTATED_OUT
     for s in missing:
         reasons[explained.get(s.event_id, "no entry (the file changed since it was published)")] += 1
     return reasons

@@ -184,7 +184,7 @@ def evaluate_paths(paths: Sequence[Path], labels: dict[str, Any] | None = None) 
     """Import every log under ``paths`` and score the runs that have a final patch."""
     report = EvalReport()
     for path in iter_files(list(paths)):
-        imported = import_file(path, owner="eval", root=path.parent)
+        imported = import_file(path, owner="eval")
         if imported.format is None or not imported.events:
             continue
         patches = ground_truth_patches(path, imported.format) if imported.format in SCORED_FORMATS else []

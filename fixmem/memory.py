@@ -16,6 +16,7 @@ from typing import Any
 
 from fixmem.notes_io import workspace_prompt_block
 from fixmem.settings import Settings
+from ingest.project_key import project_key_for
 from ingest.schema import WIRE_VERSION, derive_event_id, validate_event
 from store import FixEntry, FixStore, Recalled
 from store import prompt_block as render_block
@@ -46,7 +47,7 @@ class FixMemory:
         self,
         owner: str,
         *,
-        project_key: str,
+        project_key: str = "",
         user_message: str,
         tool_events: Sequence[Mapping[str, Any]],
         harness_meta: Mapping[str, Any] | None = None,
@@ -57,6 +58,8 @@ class FixMemory:
     ) -> FixEntry | None:
         """Extract the turn's fix entry and append it to the project's log; the entry as written.
 
+        ``project_key`` defaults to ``project_key_for(workspace)`` (the checkout's origin remote as
+        ``host/owner/repo``, else the workspace's absolute path) when a workspace is given.
         None (and nothing written) when the memory is off, there is no owner, or no file was touched.
         Recording the same turn twice (same ``event_id``, or the same content) writes it once; a turn
         whose entry was forgotten (``forget``) is not written again, and None is returned.
@@ -65,6 +68,8 @@ class FixMemory:
         """
         if not self.settings.fix_memory_enabled or not owner or not owner.strip():
             return None
+        if not project_key and workspace.strip():
+            project_key = project_key_for(workspace)
         event = validate_event(
             {
                 "v": WIRE_VERSION,
@@ -86,7 +91,7 @@ class FixMemory:
         extracted = extract(event, enabled=self.settings.fix_memory_enabled)
         if extracted.entry is None:
             return None
-        result = self.store.append(owner, project_key, [extracted.entry])
+        result = self.store.append(owner, event.project_key, [extracted.entry])
         if result.forgotten:
             return None
         written = {e.id: e for e in result.added}
@@ -165,7 +170,7 @@ def default_memory() -> FixMemory:
 def record_from_turn(
     owner: str,
     *,
-    project_key: str,
+    project_key: str = "",
     user_message: str,
     tool_events: Sequence[Mapping[str, Any]],
     harness_meta: Mapping[str, Any] | None = None,

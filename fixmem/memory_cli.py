@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -11,11 +12,20 @@ import click
 from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
 from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option
+from ingest.project_key import project_key_for
 from store import prompt_block
 
 owner_option = click.option("--owner", required=True, help="Whose memory (the events' owner).")
 project_option = click.option(
-    "--project", required=True, help="The project key (or workspace) of the events."
+    "--project",
+    default=None,
+    help="The project key of the events (default: the key of --workspace or the current directory: its "
+    "origin remote as host/owner/repo, else its absolute path).",
+)
+workspace_option = click.option(
+    "--workspace",
+    default=None,
+    help="The checkout (default: the current directory); marks fixes whose files are gone.",
 )
 
 
@@ -26,14 +36,14 @@ project_option = click.option(
 @click.option("--file", "files", multiple=True, help="A file the task is about (repeatable).")
 @click.option("--error", "errors", multiple=True, help="An error message the task hit (repeatable).")
 @click.option("-k", type=click.IntRange(1, 50), default=5, show_default=True, help="At most this many fixes.")
-@click.option("--workspace", default=None, help="The checkout, to mark fixes whose files are gone.")
+@workspace_option
 @click.option("--json", "as_json", is_flag=True, help="The recalled entries and the block as JSON.")
 @data_dir_option
 def recall_command(
     *,
     query: str,
     owner: str,
-    project: str,
+    project: str | None,
     files: tuple[str, ...],
     errors: tuple[str, ...],
     k: int,
@@ -44,6 +54,7 @@ def recall_command(
     """Print the "Past fixes in this project" block for QUERY (nothing when nothing is relevant)."""
     settings = load_settings(data_dir=data_dir)
     store = wiring.make_store(settings, None)  # reading takes no lock
+    project = project or project_key_for(workspace or os.getcwd())
     now = time.time()
     recalled = store.recall(
         owner, project, query, files=list(files), errors=list(errors), k=k, workspace=workspace, now=now
@@ -60,11 +71,15 @@ def recall_command(
 @click.command("stats")
 @owner_option
 @project_option
+@workspace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @data_dir_option
-def stats_command(*, owner: str, project: str, as_json: bool, data_dir: Path | None) -> None:
+def stats_command(
+    *, owner: str, project: str | None, workspace: str | None, as_json: bool, data_dir: Path | None
+) -> None:
     """Counts and ratios of a project's fix log."""
     settings = load_settings(data_dir=data_dir)
+    project = project or project_key_for(workspace or os.getcwd())
     stats = wiring.make_store(settings, None).stats(owner, project)
     click.echo(json.dumps(stats.to_dict(), indent=None if as_json else 2))
 

@@ -351,8 +351,8 @@ def _with_ids(record: FileRecord, ids: Sequence[str]) -> FileRecord:
 # -- the run ----------------------------------------------------------------------------------------------
 
 
-def walk(paths: Sequence[Path]) -> list[tuple[Path, Path]]:
-    """Every file under ``paths`` once, with the path argument it was found under (its source root).
+def walk(paths: Sequence[Path]) -> list[Path]:
+    """Every file under ``paths`` once (the first path argument that reaches a file names it).
 
     Raises BackfillError naming a path that does not exist (before anything is read).
     """
@@ -366,7 +366,7 @@ def walk(paths: Sequence[Path]) -> list[tuple[Path, Path]]:
             absolute = _absolute(path)
             if absolute not in seen:
                 seen.add(absolute)
-                found.append((path, root))
+                found.append(path)
     return found
 
 
@@ -391,12 +391,12 @@ class Planned(NamedTuple):
     read_bytes: int = 0  # what was read to plan it (0: resumed, or skipped unread)
 
 
-def plan_path(path: Path, root: Path, size: int, mtime_ns: int, config: RunConfig) -> Planned:
+def plan_path(path: Path, size: int, mtime_ns: int, config: RunConfig) -> Planned:
     """Import and plan one file (in a parse process, or here): pure but for reading the file."""
     absolute = _absolute(path)
     if config.since is not None and mtime_ns and mtime_ns / 1e9 < config.since:
         return Planned(skipped_unread(absolute, size, mtime_ns, MODIFIED_BEFORE_SINCE), [])
-    imported = import_file(path, format=config.format, owner=config.owner, project=config.project, root=root)
+    imported = import_file(path, format=config.format, owner=config.owner, project=config.project)
     record, events = plan_file(imported, path=absolute, size=size, mtime_ns=mtime_ns, since=config.since)
     sent = tuple(Sent("", e.owner, e.project_key, e.event_id) for e in events)
     return Planned(dataclasses.replace(record, sent=sent), [e.to_wire() for e in events], size)
@@ -418,12 +418,12 @@ def _parse_process(nice: int, parent: int) -> None:
 
 
 def _planned(
-    files: Sequence[tuple[Path, Path, int, int]], done: dict[str, FileRecord], config: RunConfig
+    files: Sequence[tuple[Path, int, int]], done: dict[str, FileRecord], config: RunConfig
 ) -> Generator[Planned, None, None]:
     """Each file's plan, in walk order: resumed from ``done``, or imported — by ``config.parse_processes``
     processes when more than one, at most ``LOOKAHEAD`` files per process ahead of the publisher."""
     pool = None
-    to_read = sum(size for path, _, size, mtime_ns in files if not _resumable(done, path, size, mtime_ns))
+    to_read = sum(size for path, size, mtime_ns in files if not _resumable(done, path, size, mtime_ns))
     if config.parse_processes > 1 and len(files) > 1 and to_read >= config.pool_min_bytes:
         pool = ProcessPoolExecutor(
             config.parse_processes,
@@ -434,14 +434,14 @@ def _planned(
     window: deque[Future[Planned] | Planned] = deque()
     finished = False
     try:
-        for path, root, size, mtime_ns in files:
+        for path, size, mtime_ns in files:
             prior = _resumable(done, path, size, mtime_ns)
             if prior is not None:
                 window.append(Planned(prior, []))
             elif pool is None:
-                window.append(plan_path(path, root, size, mtime_ns, config))
+                window.append(plan_path(path, size, mtime_ns, config))
             else:
-                window.append(pool.submit(plan_path, path, root, size, mtime_ns, config))
+                window.append(pool.submit(plan_path, path, size, mtime_ns, config))
             while len(window) > (LOOKAHEAD * config.parse_processes if pool else 0):
                 head = window.popleft()
                 yield head.result() if isinstance(head, Future) else head
@@ -487,7 +487,7 @@ def run_backfill(
     listener = listener or _Silent()
     stop = stop or threading.Event()
     started = clock()
-    files = [(path, root, *_stat(path)) for path, root in walk(paths)]
+    files = [(path, *_stat(path)) for path in walk(paths)]
     listener.started(len(files), sum(f[2] for f in files))
     publisher = None
     done: dict[str, FileRecord] = {}

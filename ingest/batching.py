@@ -44,6 +44,7 @@ class Accepted:
     owner: str
     project_key: str
     raw: bytes
+    workspace: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +101,7 @@ def classify(entry: StreamEntry, *, max_bytes: int) -> Accepted | Refused:
         event = parse_event(raw, max_bytes=max_bytes)
     except InvalidEvent as exc:
         return Refused(entry.stream_id, exc.reason, exc.message, raw)
-    return Accepted(entry.stream_id, event.owner, event.project_key, raw)
+    return Accepted(entry.stream_id, event.owner, event.project_key, raw, event.workspace)
 
 
 def classify_all(entries: Iterable[StreamEntry], *, max_bytes: int) -> tuple[list[Accepted], list[Refused]]:

@@ -5,8 +5,8 @@ One cycle: read up to ``read_count`` entries per stream (``XREADGROUP``, blockin
 ``batch_max_events``; validate; dead-letter the refused; group the valid ones by (owner, project_key)
 and pack whole groups into jobs of up to ``job_pack_events`` (jobs span projects; a bigger group has
 jobs of its own, cut at ``job_max_events``); then, in ONE ``MULTI/EXEC``: store each job's events in
-its batch hash, ``enqueue_many`` the jobs, add the dead letters, and ``XACK`` every id. An entry is
-never acknowledged without its job.
+its batch hash, ``enqueue_many`` the jobs, add the dead letters, record the owners' workspace -> project
+key pairs (``ingest.workspaces``), and ``XACK`` every id. An entry is never acknowledged without its job.
 
 Around the cycle: entries pending on a consumer that stopped are reclaimed after ``claim_idle_seconds``
 (this consumer's own pending entries at once, on start); an entry delivered more than
@@ -32,7 +32,7 @@ import redis
 from rq import Queue, Retry
 from rq.serializers import JSONSerializer
 
-from ingest import dead_letters, keys
+from ingest import dead_letters, keys, workspaces
 from ingest.backoff import Backoff
 from ingest.batching import (
     JobPlan,
@@ -426,6 +426,9 @@ class Consumer:
                     pack_events=cfg.job_pack_events,
                 )
                 self._enqueue(pipe, route, plans)
+                workspaces.record(
+                    pipe, workspaces.pairs_of((a.owner, a.workspace, a.project_key) for a in accepted)
+                )
                 for item in refused:
                     self._dead_letter(pipe, route, item, now, deliveries.get(item.stream_id))
                 pipe.xack(route.stream, cfg.group, *[e.stream_id for e in entries])

@@ -16,6 +16,7 @@ Layout::
     fixmem:reaper:seen:<job id>       string   when the reaper first saw a job stuck between dequeue and start
     fixmem:reaper:abandoned:<job id>  string   how many times a job's worker died under it
     fixmem:backfill:<run key>         hash     a backfill's checkpoint: file -> what it published (resume)
+    fixmem:workspaces:<digest>        hash     one owner's workspace -> project key, as seen in events
     fixmem:metrics:events             hash     events by result (recorded, duplicate, skipped_*, dead_letter)
     fixmem:metrics:entries            hash     entries by outcome (fixed, partial, unverified)
     fixmem:metrics:rotation_dropped   hash     rotation drops by outcome
@@ -78,6 +79,11 @@ def project_lock(owner: str, project_key: str) -> str:
     """The lease-lock key of one project; a digest keeps hostile names out of the key space."""
     material = "\x00".join((owner, project_key)).encode("utf-8", "surrogatepass")
     return f"{PREFIX}:lock:project:{hashlib.sha256(material).hexdigest()[:32]}"
+
+
+def workspaces(owner: str) -> str:
+    """One owner's workspace -> project key hash (``ingest.workspaces``); a digest of the owner names it."""
+    return f"{PREFIX}:workspaces:{hashlib.sha256(owner.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}"
 
 
 def backfill_checkpoint(run_key: str) -> str:

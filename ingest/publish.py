@@ -3,6 +3,8 @@
 Anything that can ``XADD`` can publish (``redis-cli XADD fixmem:turns '*' event '{…}'``); this SDK adds
 validation before sending, one pipelined round trip for many events, and errors that say what to do.
 Use ``connect(url)`` for a client with socket timeouts, so a dead Redis never blocks the harness.
+An event given as a mapping without a ``project_key`` gets ``project_key_for(workspace)``: the
+workspace's origin remote (``github.com/acme/widgets``), else its absolute path.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import redis
 from ingest import keys
 from ingest.connection import connect, describe
 from ingest.errors import InvalidEvent, PublishError
+from ingest.project_key import project_key_for
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES, TurnEvent, parse_event, validate_event
 
 EventLike = TurnEvent | Mapping[str, Any] | bytes | str
@@ -27,13 +30,24 @@ CHUNK = 10_000  # events per pipeline round trip in publish_many
 def encode_event(event: EventLike, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> bytes:
     """The wire bytes of ``event`` after validating it.
 
-    Bytes and text are validated and sent as given; models and mappings are validated and encoded.
+    Bytes and text are validated and sent as given; models and mappings are validated and encoded (a
+    mapping with a ``workspace`` and no ``project_key`` is keyed by ``project_key_for(workspace)``).
     Raises InvalidEvent (with a reason code) when the event is not a valid v1 event or is too large.
     """
     if isinstance(event, bytes | str):
         parse_event(event, max_bytes=max_bytes)
         return event.encode("utf-8") if isinstance(event, str) else event
-    model = event if isinstance(event, TurnEvent) else validate_event(dict(event))
+    if isinstance(event, TurnEvent):
+        model = event
+    else:
+        body = dict(event)
+        if (
+            not body.get("project_key")
+            and isinstance(body.get("workspace"), str)
+            and body["workspace"].strip()
+        ):
+            body["project_key"] = project_key_for(body["workspace"])
+        model = validate_event(body)
     wire = model.to_wire()
     if len(wire) > max_bytes:
         parse_event(wire, max_bytes=max_bytes)  # raises the too_large refusal with its message

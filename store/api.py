@@ -24,7 +24,7 @@ from pathlib import Path
 import orjson
 
 from store import log
-from store.entry import ENTRY_ID_PATTERN, FixEntry
+from store.entry import ENTRY_ID_PATTERN, FixEntry, content_key
 from store.errors import InvalidEntry, InvalidKey, StoreUnavailable, unavailable
 from store.forgotten import add_forgotten, read_forgotten
 from store.fsio import ensure_dir, flock, remove_stale_temps
@@ -58,6 +58,8 @@ class AppendResult:
     skipped. ``dropped``: entries rotation removed (old or new; count them by outcome).
     ``quarantined``: lines moved to the quarantine file (a torn tail, malformed lines on rewrite).
     ``forgotten``: ids ``forget`` deleted earlier (a replayed turn), refused (``store.forgotten``).
+    ``same_content``: new ids whose content an entry of the log already holds (``store.entry.content_key``:
+    the same turn recorded under an id of an earlier rule, e.g. a backfill that once keyed turns by path).
     """
 
     added: list[FixEntry]
@@ -65,6 +67,7 @@ class AppendResult:
     dropped: list[FixEntry]
     quarantined: int
     forgotten: list[str] = field(default_factory=list)
+    same_content: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,13 @@ def _redacted(entry: FixEntry) -> FixEntry:
 class _Cached:
     snapshot: Snapshot
     view: ProjectView
+    contents: set[bytes | None] | None = None  # content_key of every entry, computed at the first append
+
+    def content_keys(self) -> set[bytes | None]:
+        """The ``content_key`` of every entry of the log (computed once per cached parse)."""
+        if self.contents is None:
+            self.contents = {content_key(e) for e in self.view.entries}
+        return self.contents
 
 
 class FixStore:
@@ -147,7 +157,9 @@ class FixStore:
         if cached is not None and snapshot is cached.snapshot:
             current = cached
         elif cached is not None and extends:
-            current = _Cached(snapshot, cached.view.extend(snapshot.entries[len(cached.view.entries) :]))
+            grown = snapshot.entries[len(cached.view.entries) :]
+            contents = None if cached.contents is None else cached.contents | {content_key(e) for e in grown}
+            current = _Cached(snapshot, cached.view.extend(grown), contents)
         else:
             index = log.read_index(files.index) if snapshot.entries else None
             current = _Cached(
@@ -320,8 +332,11 @@ class FixStore:
         snapshot, view = current.snapshot, current.view
         seen = set(snapshot.ids)
         refused = read_forgotten(files.forgotten)
+        contents = current.content_keys()  # not changed here: a write that fails must leave it as it was
+        batch: set[bytes | None] = set()
         duplicates: list[str] = []
         forgotten: list[str] = []
+        same_content: list[str] = []
         fresh: list[FixEntry] = []
         for entry in entries:
             if entry.id in seen:
@@ -331,9 +346,15 @@ class FixStore:
             if entry.id in refused:
                 forgotten.append(entry.id)
                 continue
-            fresh.append(_redacted(entry))
+            redacted = _redacted(entry)
+            content = content_key(redacted)
+            if content is not None and (content in contents or content in batch):
+                same_content.append(entry.id)
+                continue
+            batch.add(content)
+            fresh.append(redacted)
         if not fresh:
-            return AppendResult([], duplicates, [], quarantined, forgotten)
+            return AppendResult([], duplicates, [], quarantined, forgotten, same_content)
         new_vectors = embed_many([meaning_tokens(e) for e in fresh])
         added = reconcile(
             view.entries,
@@ -356,11 +377,13 @@ class FixStore:
             snapshot, moved = log.rewrite(files.log, files.quarantine, snapshot, keep, now=self._clock())
             quarantined += moved
             grown = grown.subset(rows)
+            known = None  # entries left the log: its keys are computed again at the next append
         else:
             snapshot = log.append_entries(files.log, snapshot, added)
-        self._remember(files.log, _Cached(snapshot, grown))
+            known = contents | batch
+        self._remember(files.log, _Cached(snapshot, grown, known))
         log.write_index(files.index, grown.index_bytes())
-        return AppendResult(added, duplicates, dropped, quarantined, forgotten)
+        return AppendResult(added, duplicates, dropped, quarantined, forgotten, same_content)
 
     def forget(self, owner: str, entry_id: str) -> bool:
         """Delete entry ``entry_id`` from whichever of ``owner``'s projects holds it; False if none does.

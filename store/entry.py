@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 Outcome = Literal["fixed", "partial", "unverified"]
@@ -49,6 +50,38 @@ class FixEntry(BaseModel):
     event_id: str | None = None  # identity of the source turn
     extractor: str | None = None  # version of the extraction rules
     supersedes: str | None = None  # id of the entry this one replaces in meaning
+
+
+# What a turn recorded: everything but the identities (``id``, ``event_id``), what the store adds on
+# append (``supersedes``) and the version of the rules (``extractor``). Same values, same turn.
+# The store compares contents only between entries of imported turns (``IMPORTED_EVENT_PREFIX``): their
+# ids are derived by fixmem's importers, whose rule changed once (ids no longer follow the log's path);
+# an id a harness gives is its own word that two turns are distinct, even with the same content.
+IMPORTED_EVENT_PREFIX = "bf-"
+CONTENT_FIELDS = (
+    "ts",
+    "task",
+    "files",
+    "symbols",
+    "errors",
+    "tests",
+    "outcome",
+    "solution",
+    "tags",
+    "commit",
+)
+
+
+def content_key(entry: FixEntry) -> bytes | None:
+    """16 bytes of SHA-256 over the ``CONTENT_FIELDS`` of an imported turn's entry (the same turn, whatever
+    rule made its id); None for any other entry."""
+    if not (entry.event_id or "").startswith(IMPORTED_EVENT_PREFIX):
+        return None
+    values = [
+        entry.tests.model_dump() if f == "tests" and entry.tests else getattr(entry, f)
+        for f in CONTENT_FIELDS
+    ]
+    return hashlib.sha256(orjson.dumps(values)).digest()[:16]
 
 
 def entry_id(owner: str, project_key: str, event_id: str) -> str:

@@ -8,9 +8,11 @@ Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose 
 - ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
   ``/metrics`` (Prometheus), ``/openapi.json``
 
-The project key is ``project_id`` if given, else ``workspace``. No or an unknown token: 401. A project
-or entry of another owner is 404 with the same body as a missing one (the store is keyed by owner, so
-another owner's data is never even looked at). Out-of-bounds input: 422 with one readable message.
+The project key is ``project_id`` if given, else the key the owner's events from ``workspace`` carried
+(recorded by the consumer: ``ingest.workspaces``), else ``workspace`` itself. No or an unknown token:
+401. A project or entry of another owner is 404 with the same body as a missing one (the store is keyed
+by owner, so another owner's data is never even looked at). Out-of-bounds input: 422 with one readable
+message.
 The API reads no file of the caller's workspace: ``workspace`` is only a key here (the server's disk is
 not the agent's; checking paths there would be an oracle on the server's files).
 """
@@ -39,6 +41,7 @@ from fixmem.api.models import ForgetOut, Problem, RecalledOut, RecallOut, StatsO
 from fixmem.metrics import ApiMetrics
 from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
+from ingest.workspaces import project_key_of
 from store import FixStore, InvalidKey, StoreError, StoreUnavailable, prompt_block
 from store.entry import ENTRY_ID_PATTERN
 from store.paths import canonical_key
@@ -114,22 +117,35 @@ def _owner(ctx: Ctx, creds: Annotated[HTTPAuthorizationCredentials | None, Depen
     return who
 
 
+Owner = Annotated[str, Depends(_owner)]
+
+
 def _project_key(
+    ctx: Ctx,
+    who: Owner,
     workspace: Annotated[
-        str | None, Query(max_length=MAX_PROJECT_KEY_CHARS, description="The key when project_id is absent.")
+        str | None,
+        Query(
+            max_length=MAX_PROJECT_KEY_CHARS,
+            description="The agent's workspace: the project key its events carried, else the path itself.",
+        ),
     ] = None,
     project_id: Annotated[
         str | None, Query(max_length=MAX_PROJECT_KEY_CHARS, description="The project key of the events.")
     ] = None,
 ) -> str:
-    """``project_id`` if given, else ``workspace``; 422 without either."""
-    key = project_id or workspace
-    if not key or not key.strip():
+    """``project_id`` if given, else the key ``workspace``'s events carried (``ingest.workspaces``), else
+    ``workspace`` itself (keys of events that had none but their path); 422 without either."""
+    if project_id and project_id.strip():
+        return project_id
+    if not workspace or not workspace.strip():
         raise HTTPException(422, "give project_id or workspace (the project key of the events)")
-    return key
+    if ctx.client is None:
+        return workspace
+    with _store_errors():
+        return project_key_of(ctx.client, who, workspace) or workspace
 
 
-Owner = Annotated[str, Depends(_owner)]
 ProjectKey = Annotated[str, Depends(_project_key)]
 TAGS: list[str | Enum] = ["fix memory"]
 router = APIRouter()

@@ -16,8 +16,12 @@ What the events carry, whatever the format:
   them by the file's mtime (the last turn at the mtime, one second apart before it), ids unchanged;
 - ``harness_meta``: ``harness``, ``model``, ``session_id``, ``turn``, ``stop_reason``, ``commit`` when known;
   ``cut`` lists strings whose middle was cut to fit the wire limit;
-- ``event_id``: ``bf-`` + 32 hex of SHA-256 over (format, session/instance id or source path, turn index,
-  content hash), so importing the same file again yields identical events.
+- ``event_id``: ``bf-`` + 32 hex of SHA-256 over (format, the log's session/instance id — empty when it
+  has none —, turn index, content hash), never a path: importing the same file again, from any directory
+  or under any path argument, yields identical events;
+- ``project_key``: ``--project``, else what the log names (repository, instance), else its workspace:
+  the checkout's origin remote when this machine has it (``ingest.project_key``), else the workspace as
+  the log wrote it; else the log's absolute path.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Pure: values in, values out. An importer turns a native log into ``TurnDraft``s and hands them to
 ``build_events``, which validates them as v1 ``TurnEvent``s, keeps each under the wire limit by cutting
 the middle out of the longest strings (outputs first), and gives each a deterministic ``event_id``:
-``bf-`` + 32 hex of SHA-256 over format, source identity, turn index and the content hash of the event.
+``bf-`` + 32 hex of SHA-256 over format, the log's own identity (session or instance id; empty when the
+log has none: never its path), turn index and the content hash of the event.
 A turn without a time is built at ``UNDATED_EPOCH`` + its index (so its id is fixed); the file shell then
 dates it by the file's mtime with ``date_undated``, which keeps the id.
 """
@@ -81,7 +82,7 @@ class Origin:
     """Where the turns of one log come from: shared by all the events of that log."""
 
     format: str
-    identity: str  # the log's own session / instance id, else the source path
+    identity: str  # the log's own session / instance id, else "": the content hash alone (never a path)
     owner: str
     project_key: str
     workspace: str = ""
@@ -112,7 +113,11 @@ def build_events(
             "harness_meta": {k: v for k, v in meta.items() if v is not None},
         }
         event = fit_event(body, max_bytes - WIRE_HEADROOM_BYTES)
-        content = derive_event_id(event)
+        # A log with its own ids keeps the content hash of the whole event (their ids never changed); a
+        # log without is known by its content alone: not by where it lies (Aider's workspace is its folder).
+        content = derive_event_id(
+            event if origin.identity else event.model_copy(update={"project_key": "", "workspace": ""})
+        )
         key = "\0".join((origin.format, origin.identity, str(turn), content)).encode("utf-8", "surrogatepass")
         events.append(event.model_copy(update={"event_id": "bf-" + hashlib.sha256(key).hexdigest()[:32]}))
     return events

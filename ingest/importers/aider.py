@@ -74,9 +74,9 @@ def parse(
         i += 1
     origin = Origin(
         format=FORMAT,
-        identity=source,
+        identity="",  # aider writes no session id: the turn's content is its identity
         owner=owner,
-        project_key=project or workspace or source,
+        project_key=project or workspace or source,  # the shell keys the workspace (project_key_for)
         workspace=workspace,
         meta={"harness": FORMAT},
     )

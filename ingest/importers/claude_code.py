@@ -98,7 +98,7 @@ def parse(
         drafts.append(turn.draft)
     origin = Origin(
         format=FORMAT,
-        identity=session_id or source,
+        identity=session_id or "",
         owner=owner,
         project_key=project or cwd or source,
         workspace=cwd,

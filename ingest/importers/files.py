@@ -3,6 +3,9 @@
 ``import_file`` never raises for a bad file: every failure (unreadable, empty, binary, unrecognized,
 corrupt, truncated) comes back as ``ImportedFile.error``, with whatever events could still be read.
 Turns the log gives no time get the file's mtime (``date_undated``: their ids do not depend on it).
+A turn keyed by its workspace (Claude Code's and Codex's cwd, Aider's folder, an OpenHands event list's
+workspace) is keyed by the checkout's origin remote instead when this machine has the checkout (the rule of
+``ingest.project_key``), after its id is derived, so the id does not depend on what this machine holds.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.importers import aider, claude_code, codex, events, mini_swe_agent, openhands, swe_agent
-from ingest.importers._common import PartialLog, UnreadableLog, date_undated
+from ingest.importers._common import PartialLog, UnreadableLog, clean_key, date_undated
 from ingest.importers.detect import detect_format
+from ingest.project_key import remote_key_for
 from ingest.schema import TurnEvent
 
 Parser = Callable[..., list[TurnEvent]]
@@ -80,10 +84,9 @@ def import_file(
     format: str = "auto",
     owner: str,
     project: str | None = None,
-    root: Path | None = None,
 ) -> ImportedFile:
-    """Read and parse one log file. ``root``: where a backfill started; the source identity of logs that
-    name no session is the path relative to it. Raises ValueError only for an unknown ``format`` name."""
+    """Read and parse one log file (``project``: the key of every turn, else each log's own).
+    Raises ValueError only for an unknown ``format`` name."""
     if format != "auto" and format not in PARSERS:
         raise ValueError(f"unknown format {format!r}: expected auto or one of {', '.join(FORMATS)}")
     try:
@@ -104,16 +107,36 @@ def import_file(
         fmt = None
     if fmt is None:
         return ImportedFile(path, None, [], f"{UNRECOGNIZED}: not one of {', '.join(FORMATS)}")
-    imported = _parse(path, fmt, data, owner=owner, project=project, root=root)
-    if not imported.events or fmt == events.FORMAT:  # our own events carry their times as given
+    imported = _parse(path, fmt, data, owner=owner, project=project)
+    if not imported.events or fmt == events.FORMAT:  # our own events carry their times and keys as given
         return imported
-    return dataclasses.replace(imported, events=date_undated(imported.events, st.st_mtime))
+    dated = date_undated(imported.events, st.st_mtime)
+    return dataclasses.replace(imported, events=dated if project else keyed_by_workspace(dated))
 
 
-def _parse(
-    path: Path, fmt: str, data: bytes, *, owner: str, project: str | None, root: Path | None
-) -> ImportedFile:
-    source = _source(path, root)
+def keyed_by_workspace(found: Sequence[TurnEvent]) -> list[TurnEvent]:
+    """``found`` with each turn whose project key is its (absolute) workspace keyed by the checkout's origin
+    remote instead, when this machine has that checkout (``project_key_for``'s rule; else the workspace
+    stays the key as the log wrote it, the key such turns always had); ids unchanged."""
+    keys: dict[str, str] = {}
+    for event in found:
+        # a relative workspace would be resolved against where the backfill runs: it keeps its key
+        if (
+            event.project_key == event.workspace
+            and os.path.isabs(event.workspace)
+            and event.workspace not in keys
+        ):
+            keys[event.workspace] = clean_key(remote_key_for(event.workspace) or "") or event.workspace
+    return [
+        event.model_copy(update={"project_key": keys[event.workspace]})
+        if event.workspace in keys and event.project_key == event.workspace != keys[event.workspace]
+        else event
+        for event in found
+    ]
+
+
+def _parse(path: Path, fmt: str, data: bytes, *, owner: str, project: str | None) -> ImportedFile:
+    source = Path(os.path.abspath(path)).as_posix()  # never an id; a project key only when the log has none
     notes: tuple[str, ...] = ()
     try:
         if fmt == claude_code.FORMAT:
@@ -139,21 +162,6 @@ def _parse(
             path, fmt, [], f"{fmt} log could not be parsed: {type(exc).__name__}: {exc}", notes
         )
     return ImportedFile(path, fmt, found, None, notes)
-
-
-def _source(path: Path, root: Path | None) -> str:
-    """The path relative to ``root`` when it lies under it, else the absolute path, in POSIX form.
-
-    Absolute, not resolved: symlinks are not followed (``resolve`` costs a system call per component).
-    """
-    absolute = Path(os.path.abspath(path))
-    if root is not None:
-        base = Path(os.path.abspath(root))
-        if absolute == base:  # the root named the file itself
-            return absolute.name
-        if absolute.is_relative_to(base):
-            return absolute.relative_to(base).as_posix()
-    return absolute.as_posix()
 
 
 def _sidechains(path: Path, data: bytes) -> tuple[list[bytes], tuple[str, ...]]:

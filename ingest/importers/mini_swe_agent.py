@@ -86,7 +86,7 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
     }
     origin = Origin(
         format=FORMAT,
-        identity=instance_id or source,
+        identity=instance_id or "",
         owner=owner,
         project_key=project or repo_of_instance(instance_id) or instance_id or source,
         workspace=text(obj(config.get("environment")).get("cwd")),

@@ -63,7 +63,7 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
     stripped = data.lstrip()
     if stripped.startswith(b"["):
         doc = loads(data, "OpenHands event list")
-        return _event_list(arr(doc), source=source, owner=owner, project=project)
+        return _event_list(arr(doc), owner=owner, project=project)
     records, problems = jsonl_records(data)
     events: list[TurnEvent] = []
     for number, record in records:
@@ -94,7 +94,7 @@ def _evaluation(record: dict[str, Any], *, source: str, owner: str, project: str
     llm = obj(obj(record.get("metadata")).get("llm_config"))
     origin = Origin(
         format=FORMAT,
-        identity=instance_id or source,
+        identity=instance_id,
         owner=owner,
         project_key=project or text(instance.get("repo")) or repo_of_instance(instance_id) or source,
         workspace=between(instruction, "<uploaded_files>", "</uploaded_files>") or draft.meta.pop("cwd", ""),
@@ -123,7 +123,7 @@ def _resolver(record: dict[str, Any], *, source: str, owner: str, project: str |
     if error:
         draft.meta["stop_reason"] = error
     draft.meta.pop("cwd", None)
-    identity = f"{repo}#{number}" if repo and number is not None else source
+    identity = f"{repo}#{number}" if repo and number is not None else ""
     origin = Origin(
         format=FORMAT,
         identity=identity,
@@ -132,7 +132,7 @@ def _resolver(record: dict[str, Any], *, source: str, owner: str, project: str |
         workspace="/workspace",
         meta={
             "harness": FORMAT,
-            "session_id": identity,
+            "session_id": identity or None,
             "commit": text(record.get("base_commit")) or None,
             "issue_type": text(record.get("issue_type")) or None,
         },
@@ -140,7 +140,7 @@ def _resolver(record: dict[str, Any], *, source: str, owner: str, project: str |
     return build_events(origin, [draft])
 
 
-def _event_list(events: list[Any], *, source: str, owner: str, project: str | None) -> list[TurnEvent]:
+def _event_list(events: list[Any], *, owner: str, project: str | None) -> list[TurnEvent]:
     if not all(isinstance(e, dict) for e in events):
         raise UnreadableLog("OpenHands event list must be an array of event objects")
     drafts = _turns(events, split=True)
@@ -149,7 +149,7 @@ def _event_list(events: list[Any], *, source: str, owner: str, project: str | No
         draft.meta.pop("cwd", None)
     origin = Origin(
         format=FORMAT,
-        identity=source,
+        identity="",  # an exported event list names no session: the turn's content is its identity
         owner=owner,
         project_key=project or cwd,
         workspace=cwd,

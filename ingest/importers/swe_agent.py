@@ -107,7 +107,7 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
     }
     origin = Origin(
         format=FORMAT,
-        identity=instance_id or source,
+        identity=instance_id or "",
         owner=owner,
         project_key=project or _repo(workspace, instance_id) or source,
         workspace=workspace,

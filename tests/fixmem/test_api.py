@@ -12,9 +12,13 @@ import orjson
 import pytest
 import redis
 
+from ingest import keys
+from ingest.consumer import Consumer, ConsumerConfig
+from ingest.publish import publish_many
 from store import FixEntry, TestRun, entry_id
 from store.paths import project_files
 from tests.fixmem.api_server import ALICE, BOB, RunningApi, running_api
+from tests.ingest.turns import turn
 
 PROJECT = "github.com/acme/widgets"
 OTHER = "github.com/acme/gadgets"
@@ -101,6 +105,34 @@ def test_recall_returns_redacted_entries_and_the_prompt_block(api: RunningApi) -
     assert by_workspace.json()["recalled"] == body["recalled"]
     one = _get(api, "/api/fix-memory", ALICE, project_id=PROJECT, q="parse csv export config", k=1)
     assert len(one.json()["recalled"]) <= 1
+
+
+def test_a_workspace_maps_to_the_key_its_events_carried(api: RunningApi, redis_client: redis.Redis) -> None:
+    checkout = "/home/dev/widgets"  # alice's and bob's checkouts at the same path, of different projects
+    events = [
+        {**turn(1, owner="alice", project=PROJECT), "workspace": checkout},
+        {**turn(2, owner="bob", project=OTHER), "workspace": checkout},
+        {**turn(3, owner="alice", project="/srv/scratch"), "workspace": "/srv/scratch"},  # path = key
+    ]
+    publish_many(redis_client, events)
+    assert redis_client.hget(keys.workspaces("alice"), checkout) is None
+    stats = Consumer(redis_client, ConsumerConfig(consumer="c1", read_block_ms=20)).run(burst=True)
+    assert stats.enqueued == 3  # the consumer saw the events (no worker needed: the pairs are its own)
+    query = {"q": "parse_mod1 should split on commas"}
+    by_key = _get(api, "/api/fix-memory", ALICE, project_id=PROJECT, **query).json()
+    by_workspace = _get(api, "/api/fix-memory", ALICE, workspace=checkout, **query)
+    assert by_workspace.status_code == 200, by_workspace.text
+    assert by_workspace.json() == by_key and by_key["project"] == PROJECT
+    stats_by_workspace = _get(api, "/api/fix-memory/stats", ALICE, workspace=checkout)
+    assert stats_by_workspace.json() == _get(api, "/api/fix-memory/stats", ALICE, project_id=PROJECT).json()
+    bobs = _get(api, "/api/fix-memory", BOB, workspace=checkout, q="bob's own parser fix").json()
+    assert bobs["project"] == OTHER and [r["entry"]["task"] for r in bobs["recalled"]] == [
+        "bob's own parser fix"
+    ]
+    # a workspace no event named is the key itself: a log written before the rule stays reachable
+    assert redis_client.hlen(keys.workspaces("alice")) == 1
+    assert _get(api, "/api/fix-memory", ALICE, workspace="/home/dev/other", **query).status_code == 404
+    assert _get(api, "/api/fix-memory", ALICE, workspace=PROJECT, **query).json() == by_key
 
 
 def test_recall_abstains_with_an_empty_block(api: RunningApi) -> None:

@@ -306,3 +306,43 @@ def test_the_dry_run_progress_counts_the_parsed_events() -> None:
         result = run_backfill(None, [FIXTURES], RunConfig("dry"), listener=display)
     assert sum(len(r.sent) for r in result.records) == display.events == CORPUS_EVENTS
     assert f"{CORPUS_FILES}/{CORPUS_FILES} files · {CORPUS_EVENTS} events" in out.getvalue()
+
+
+def test_the_path_given_does_not_change_what_is_recorded(
+    env: Pipeline, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = tmp_path / "agent-logs"
+    shutil.copytree(FIXTURES, logs)
+    code, first = backfill_json(str(logs / "aider"), "--owner", "paths")
+    assert code == 0 and first["pipeline"]["new_entries"] == 4, first
+    entries = env.entries("paths")
+    before = read_counters(env.client()).events
+    monkeypatch.chdir(logs)  # `cd agent-logs && fixmem backfill .`
+    code, second = backfill_json(".", "--owner", "paths")
+    assert code == 0, second
+    assert second["pipeline"]["already_in_log"] == 4 and second["pipeline"]["settled"]
+    code, third = backfill_json(str(Path("aider") / "add-test.md"), "--owner", "paths")
+    assert code == 0 and third["pipeline"]["new_entries"] == 0, third
+    added = {i: e for i, e in env.entries("paths").items() if i not in entries}
+    assert second["pipeline"]["new_entries"] == len(added) > 0  # the other formats' entries, once each
+    assert not any(e.event_id in {x.event_id for x in entries.values()} for e in added.values())
+    assert read_counters(env.client()).events["recorded"] - before["recorded"] == len(added)
+
+
+def test_a_backfill_over_data_of_the_earlier_id_rule_adds_nothing(env: Pipeline, tmp_path: Path) -> None:
+    legacy = FIXTURES.parent / "legacy-data" / "b6585f5" / "fix_memory"
+    (owner_logs,) = legacy.glob("p-*")  # owner p: every fixture log under --project legacy
+    shutil.copytree(owner_logs, env.data_dir / "fix_memory" / owner_logs.name)
+    entries = env.entries("p")
+    logs = tmp_path / "agent-logs"
+    shutil.copytree(FIXTURES, logs)
+    for path in logs.rglob("*"):  # the same files as the earlier run read (undated turns take the mtime)
+        os.utime(path, (1767225600, 1767225600))
+    before = read_counters(env.client()).events
+    code, report = backfill_json(str(logs), "--owner", "p", "--project", "legacy")
+    assert code == 0, report
+    pipe = report["pipeline"]
+    assert pipe["new_entries"] == 0 and pipe["settled"], pipe
+    assert pipe["no_entry"].get("already in the fix log under an earlier id") == 6  # Aider 4, OpenHands 2
+    assert env.entries("p") == entries
+    assert read_counters(env.client()).events["recorded"] - before["recorded"] == 0

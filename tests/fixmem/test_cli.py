@@ -78,7 +78,7 @@ def test_status_text_and_json(
 
 
 def test_the_pipeline_from_the_command_line(
-    env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = tmp_path / "turns.jsonl"
     source.write_bytes(b"\n".join(wire(turn(i)) for i in range(3)))
@@ -100,6 +100,15 @@ def test_the_pipeline_from_the_command_line(
     assert "no entry" in capsys.readouterr().err
     assert main(["stats", *common]) == 0
     assert json.loads(capsys.readouterr().out)["total"] == 2
+    # without --project, the key of the checkout (its origin remote), from --workspace or the cwd
+    checkout = tmp_path / "widgets"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:acme/widgets.git\n')
+    assert main(["stats", "--owner", "alice", "--workspace", str(checkout)]) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == 2
+    monkeypatch.chdir(checkout / ".git")
+    assert main(["recall", "parse_mod2 should split on commas", "--owner", "alice"]) == 0
+    assert "mod2" in capsys.readouterr().out
 
 
 def test_dead_letters_list_show_replay_purge(

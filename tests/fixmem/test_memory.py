@@ -208,3 +208,14 @@ def test_notes_stay_when_known_commits_are_given(memory: FixMemory, tmp_path: Pa
     block = memory.prompt_block(recalled, workspace=str(workspace), known_commits={"abc1234" + "0" * 33})
     assert "REDIS_URL" in block
     assert "stale: commit gone" in block  # the fix's commit is not among the known ones
+
+
+def test_without_a_project_key_the_workspace_names_the_project(memory: FixMemory, tmp_path: Path) -> None:
+    checkout = tmp_path / "widgets"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:acme/widgets.git\n')
+    entry = record(memory, project_key="", workspace=str(checkout))
+    assert entry is not None and entry.project == "github.com/acme/widgets"
+    assert [e.id for e in memory.store.read("alice", "github.com/acme/widgets").entries] == [entry.id]
+    with pytest.raises(InvalidEvent):  # neither a key nor a workspace
+        record(memory, project_key="", workspace="")

@@ -40,7 +40,7 @@ def _seed(data_dir: Path) -> str:
 async def _session_calls(data_dir: Path, workspace: Path) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "fixmem", "mcp", "--owner", OWNER, "--project", PROJECT, "--workspace", str(workspace)],
+        args=["-m", "fixmem", "mcp", "--owner", OWNER, "--workspace", str(workspace)],  # keyed by its origin
         env={"FIXMEM_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")},
         cwd=str(ROOT),
     )
@@ -65,6 +65,10 @@ def _text(result: Any) -> str:
 
 def test_a_real_mcp_client_lists_and_calls_recall_fixes(data_dir: Path, tmp_path: Path) -> None:
     fix_id = _seed(data_dir)
+    (tmp_path / ".git").mkdir()  # a checkout of PROJECT: the server keys it by its origin remote
+    (tmp_path / ".git" / "config").write_text(
+        '[remote "origin"]\n\turl = https://github.com/acme/widgets.git\n'
+    )
     got = anyio.run(_session_calls, data_dir, tmp_path)
     assert got["init"].server_info.name == "fixmem"
     (tool,) = got["tools"].tools

@@ -53,7 +53,7 @@ def expected_events(root: Path) -> list[bytes]:
     """Every event the importers give for ``root``, as wire bytes."""
     wires = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        wires += [e.to_wire() for e in import_file(path, owner="tester", root=root).events]
+        wires += [e.to_wire() for e in import_file(path, owner="tester").events]
     return wires
 
 

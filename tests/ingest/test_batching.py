@@ -64,9 +64,9 @@ def test_classify_refuses_with_a_reason_and_keeps_the_payload(
 
 
 def test_classify_accepts_a_valid_event_as_the_bytes_it_arrived_as() -> None:
-    raw = wire(turn(1, owner="bob", project="p"))
+    raw = wire({**turn(1, owner="bob", project="p"), "workspace": "/home/bob/p"})
     result = classify(StreamEntry("1-0", {b"event": raw}), max_bytes=1 << 20)
-    assert result == Accepted("1-0", "bob", "p", raw)
+    assert result == Accepted("1-0", "bob", "p", raw, "/home/bob/p")  # the workspace: ingest.workspaces
 
 
 def _accepted(n: int, projects: int, size: int = 10) -> list[Accepted]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 import redis
@@ -86,3 +88,24 @@ def test_out_of_memory_says_the_pipeline_is_behind(redis_client: redis.Redis) ->
             publish_turn(redis_client, turn(1))
     finally:
         redis_client.config_set("maxmemory", old)
+
+
+def test_an_event_without_a_project_key_is_keyed_by_its_workspace(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    checkout = tmp_path / "widgets"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / ".git" / "config").write_text(
+        '[remote "origin"]\n\turl = https://ci:tok@github.com/acme/widgets\n'
+    )
+    plain = tmp_path / "scratch"
+    events = [{**turn(1), "workspace": str(checkout / "src")}, {**turn(2), "workspace": str(plain)}]
+    for event in events:
+        del event["project_key"]
+    publish_many(redis_client, [*events, {**turn(3), "project_key": "given", "workspace": str(checkout)}])
+    sent = [orjson.loads(f[b"event"]) for _, f in redis_client.xrange(keys.DEFAULT_STREAM)]
+    assert [e["project_key"] for e in sent] == ["github.com/acme/widgets", plain.as_posix(), "given"]
+    with pytest.raises(InvalidEvent):  # neither a key nor a workspace: refused as before
+        publish_turn(
+            redis_client, {k: v for k, v in turn(4).items() if k not in {"project_key", "workspace"}}
+        )

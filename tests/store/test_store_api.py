@@ -249,3 +249,29 @@ def test_a_pluggable_lock_is_held_around_every_write(data_dir: Path) -> None:
     store.recall(OWNER, PROJECT, "anything")  # readers take no lock
     store.stats(OWNER, PROJECT)
     assert len(calls) == 3
+
+
+def _imported(n: int, event_id: str, **changes: object) -> FixEntry:
+    entry = make_entry(n, "parse_row splits quoted commas", ts=1_700_000_000.0)
+    return entry.model_copy(update={"id": make_entry(event_id).id, "event_id": event_id, **changes})
+
+
+def test_an_imported_turn_under_an_id_of_an_earlier_rule_is_recorded_once(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    old = _imported(1, "bf-path-derived")
+    assert store.append(OWNER, PROJECT, [old]).added == [old]
+    again = _imported(1, "bf-content-derived")
+    result = store.append(OWNER, PROJECT, [again])
+    assert (result.added, result.duplicates, result.same_content) == ([], [], [again.id])
+    assert [e.id for e in FixStore(data_dir).read(OWNER, PROJECT).entries] == [old.id]  # cold cache too
+    assert FixStore(data_dir).append(OWNER, PROJECT, [again]).same_content == [again.id]
+    other = _imported(1, "bf-other-turn", ts=1_700_000_001.0)  # another time: another turn
+    assert [e.id for e in store.append(OWNER, PROJECT, [other]).added] == [other.id]
+
+
+def test_harness_ids_keep_turns_of_the_same_content_apart(data_dir: Path) -> None:
+    store = FixStore(data_dir)
+    first, second = _imported(1, "turn-1"), _imported(1, "turn-2")
+    assert [e.id for e in store.append(OWNER, PROJECT, [first, second]).added] == [first.id, second.id]
+    imported = _imported(1, "bf-imported")  # an import is compared with imported turns only
+    assert [e.id for e in store.append(OWNER, PROJECT, [imported]).added] == [imported.id]

@@ -33,20 +33,19 @@ def test_formats_are_the_published_names() -> None:
 
 @pytest.mark.parametrize("relative", LOGS)
 def test_reimporting_yields_identical_events(relative: str, tmp_path: Path) -> None:
-    first = import_file(FIXTURES / relative, owner="o", root=FIXTURES)
-    second = import_file(FIXTURES / relative, owner="o", root=FIXTURES)
+    first = import_file(FIXTURES / relative, owner="o")
+    second = import_file(FIXTURES / relative, owner="o")
     assert first.events and [e.to_wire() for e in first.events] == [e.to_wire() for e in second.events]
     ids = [e.event_id for e in first.events]
     assert len(set(ids)) == len(ids) and all(i.startswith("bf-") and len(i) == 35 for i in ids)
-    # the same tree under another root is the same set of logs: the identity is the log's own session /
-    # instance id, else the path relative to the root. Aider histories are the exception: their workspace
-    # is the directory they lie in (the log names none), so a moved history is a different source.
+    # a copy elsewhere is the same log: the identity is the log's own session / instance id, else the
+    # turn's content — never a path (an Aider history's workspace is its folder: not part of the id either)
     copy = tmp_path / "elsewhere" / relative
     shutil.copytree((FIXTURES / relative).parent, copy.parent)
-    pinned = import_file(FIXTURES / relative, owner="o", root=FIXTURES, project="p")
-    moved = import_file(copy, owner="o", root=tmp_path / "elsewhere", project="p")
-    same = [e.event_id for e in moved.events] == [e.event_id for e in pinned.events]
-    assert same is not relative.startswith("aider/")
+    pinned = import_file(FIXTURES / relative, owner="o", project="p")
+    moved = import_file(copy, owner="o", project="p")
+    assert [e.event_id for e in moved.events] == [e.event_id for e in pinned.events]
+    assert [e.event_id for e in import_file(copy, owner="o").events] == ids
 
 
 def test_ids_change_with_content_and_owner(tmp_path: Path) -> None:
@@ -167,7 +166,7 @@ def test_iter_files_walks_sorted_once_and_skips_vcs(tmp_path: Path) -> None:
 
 
 def test_backfill_over_the_fixture_folder_reads_every_log() -> None:
-    results = [import_file(p, owner="o", root=FIXTURES) for p in iter_files([FIXTURES])]
+    results = [import_file(p, owner="o") for p in iter_files([FIXTURES])]
     by_format: dict[str | None, int] = {}
     for result in results:
         by_format[result.format] = by_format.get(result.format, 0) + len(result.events)
@@ -213,7 +212,7 @@ def test_turns_without_a_time_get_the_file_mtime_and_keep_their_ids(relative: st
     runs = []
     for mtime in (1_750_000_000.0, 1_760_000_000.5):
         os.utime(copy, (mtime, mtime))
-        result = import_file(copy, owner="o", root=tmp_path)
+        result = import_file(copy, owner="o")
         assert result.events and result.error is None
         assert all((e.harness_meta.model_extra or {}).get("ts_derived") for e in result.events)
         turns = [e.harness_meta.turn or 0 for e in result.events]
@@ -227,10 +226,26 @@ def test_dated_turns_and_our_own_events_keep_their_times(tmp_path: Path) -> None
     copy = tmp_path / "session.jsonl"
     shutil.copyfile(FIXTURES / LOGS[4], copy)  # Claude Code: every record has a timestamp
     os.utime(copy, (1_750_000_000, 1_750_000_000))
-    dated = import_file(copy, owner="o", root=tmp_path).events
+    dated = import_file(copy, owner="o").events
     assert dated and all(e.ts < 1_750_000_000 for e in dated)
     own = tmp_path / "events.jsonl"
     wire = orjson.loads(dated[0].to_wire())
     wire.update(ts=946684800.0, harness_meta={**wire["harness_meta"], "ts_derived": True})
     own.write_bytes(orjson.dumps(wire) + b"\n")
     assert [e.ts for e in import_file(own, owner="o", format="events").events] == [946684800.0]
+
+
+def test_a_turn_keyed_by_its_workspace_gets_the_checkouts_remote_and_keeps_its_id(tmp_path: Path) -> None:
+    checkout, plain = tmp_path / "widgets", tmp_path / "plain"
+    for folder in (checkout, plain):
+        folder.mkdir()
+        shutil.copy(FIXTURES / "aider" / "add-test.md", folder / ".aider.chat.history.md")
+    (checkout / ".git").mkdir()
+    (checkout / ".git" / "config").write_text('[remote "origin"]\n\turl = git@GitHub.com:acme/widgets.git\n')
+    keyed = import_file(checkout / ".aider.chat.history.md", owner="o").events
+    unkeyed = import_file(plain / ".aider.chat.history.md", owner="o").events
+    assert {e.project_key for e in keyed} == {"github.com/acme/widgets"}  # the repository, not the folder
+    assert {e.project_key for e in unkeyed} == {plain.as_posix()}
+    assert [e.event_id for e in keyed] == [e.event_id for e in unkeyed]
+    pinned = import_file(checkout / ".aider.chat.history.md", owner="o", project="p").events
+    assert {e.project_key for e in pinned} == {"p"}
