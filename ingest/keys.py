@@ -46,6 +46,14 @@ EVENT_FIELD: Final = b"event"
 BATCH_STREAM_FIELD: Final = b"stream"
 # The field where a job's first attempt saves which of its entry ids the logs already held (JSON list).
 BATCH_PRESENT_FIELD: Final = b"present"
+# The field where a job's first attempt registers its entry ids in ``COUNT_INFLIGHT`` (JSON list).
+BATCH_IDS_FIELD: Final = b"ids"
+
+# Exact counting across batches (workers.jobs): entry id -> how many unfinished batches hold it, and
+# entry id -> the batch that counted it as recorded. A field lives only while a batch holding the id is
+# unfinished.
+COUNT_INFLIGHT: Final = f"{PREFIX}:count:inflight"
+COUNT_OWNER: Final = f"{PREFIX}:count:owner"
 
 # Fleet counters (hashes; see the module docstring).
 METRICS_EVENTS: Final = f"{PREFIX}:metrics:events"
