@@ -11,7 +11,9 @@ Layout::
     fixmem:turns                      stream   live turn events (field ``event``)       [setting]
     fixmem:turns:backfill             stream   replayed turns, read after live ones     [setting]
     fixmem:dead                       stream   dead letters                             [setting]
-    fixmem:batch:<job id>             hash     stream id -> raw event (+ ``stream``, ``present``), until done
+    fixmem:batch:<job id>             hash     stream id -> raw event (+ stream, ids, present), until done
+    fixmem:count:inflight             hash     entry id -> unfinished batches holding it (exact counting)
+    fixmem:count:owner                hash     entry id -> the batch that counted it, while one is unfinished
     fixmem:lock:project:<digest>      string   lease lock around one project's store write
     fixmem:reaper:seen:<job id>       string   when the reaper first saw a job stuck between dequeue and start
     fixmem:reaper:abandoned:<job id>  string   how many times a job's worker died under it

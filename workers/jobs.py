@@ -223,30 +223,35 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
     decisions, results = _append(ctx, decisions)
     earlier = written_ids(results, present).difference(e.id for r in results for e in r.added)
     on_disk = _lines(ctx, decisions, earlier) if earlier else {}
-    with ctx.client.pipeline(transaction=True) as pipe:
-        pipe.watch(key)  # type: ignore[no-untyped-call]  # a run of this batch that commits first deletes it: then this one counts nothing
-        owners = _claim(pipe, key, batch_id, written_ids(results, present))
-        if owners is None:
-            return _finished_meanwhile(batch_id, started)
-        written_at = ctx.clock()
-        elsewhere = {i for i, owner in owners.items() if owner != batch_id}
-        report = tally(
-            decisions, results, written_at=written_at, duration_seconds=time.perf_counter() - started,
-            present=present, on_disk=on_disk, counted_elsewhere=elsewhere,
-        )  # fmt: skip
-        pipe.multi()
-        record(pipe, report)
-        for d in decisions:
-            if d.dead is not None:
-                letter = _letter(ctx, d, origin, written_at)
-                dead_letters.add(pipe, ctx.dead_stream, letter, max_len=ctx.dead_stream_max_len)
-        pipe.eval(_RELEASE, 3, key, keys.COUNT_INFLIGHT, keys.COUNT_OWNER, keys.BATCH_IDS_FIELD)
-        pipe.delete(key)
-        try:
-            pipe.execute()
-        except redis.WatchError:
-            return _finished_meanwhile(batch_id, started)
-    return report
+    for _ in range(_COMMIT_TRIES):
+        with ctx.client.pipeline(transaction=True) as pipe:
+            pipe.watch(key)  # type: ignore[no-untyped-call]  # a run that commits first deletes it
+            owners = _claim(pipe, key, batch_id, written_ids(results, present))
+            if owners is None:
+                return _finished_meanwhile(batch_id, started)
+            written_at = ctx.clock()
+            elsewhere = {i for i, owner in owners.items() if owner != batch_id}
+            report = tally(
+                decisions, results, written_at=written_at, duration_seconds=time.perf_counter() - started,
+                present=present, on_disk=on_disk, counted_elsewhere=elsewhere,
+            )  # fmt: skip
+            pipe.multi()
+            record(pipe, report)
+            for d in decisions:
+                if d.dead is not None:
+                    letter = _letter(ctx, d, origin, written_at)
+                    dead_letters.add(pipe, ctx.dead_stream, letter, max_len=ctx.dead_stream_max_len)
+            pipe.eval(_RELEASE, 3, key, keys.COUNT_INFLIGHT, keys.COUNT_OWNER, keys.BATCH_IDS_FIELD)
+            pipe.delete(key)
+            try:
+                pipe.execute()
+            except redis.WatchError:
+                continue  # the hash changed: gone (the claim says so next time) or touched, then retry
+            return report
+    raise redis.WatchError(f"batch {batch_id} kept changing during its commit; the job is retried")
+
+
+_COMMIT_TRIES = 5
 
 
 def _finished_meanwhile(batch_id: str, started: float) -> BatchReport:

@@ -279,3 +279,24 @@ def test_counting_leaves_no_state_behind(redis_client: redis.Redis, data_dir: Pa
     _batch(redis_client, "b", _items(turn(1), start=1700000001000))
     run_batch(_hooked(ctx, before=lambda: run_batch(ctx, "a")), "b")
     assert not redis_client.exists(keys.COUNT_INFLIGHT, keys.COUNT_OWNER, keys.batch("a"), keys.batch("b"))
+
+
+def test_a_batch_touched_during_its_commit_commits_on_the_next_try(
+    redis_client: redis.Redis, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = _context(redis_client, data_dir)
+    _batch(redis_client, "a", _items(turn(1)))
+    real_record = jobs.record
+    touched: list[int] = []
+
+    def touching(pipe: Any, report: Any) -> None:
+        if not touched:  # another client writes the watched hash between the claim and EXEC, once
+            touched.append(int(redis_client.hset(keys.batch("a"), "x", "1")))
+        real_record(pipe, report)
+
+    monkeypatch.setattr(jobs, "record", touching)
+    assert run_batch(ctx, "a").events == {"recorded": 1}
+    assert touched == [1]
+    assert _recorded(redis_client) == (1, {"fixed": 1})
+    assert read_counters(redis_client).pipeline["jobs_done"] == 1
+    assert not redis_client.exists(keys.batch("a"), keys.COUNT_INFLIGHT, keys.COUNT_OWNER)
