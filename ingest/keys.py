@@ -11,7 +11,9 @@ Layout::
     fixmem:turns                      stream   live turn events (field ``event``)       [setting]
     fixmem:turns:backfill             stream   replayed turns, read after live ones     [setting]
     fixmem:dead                       stream   dead letters                             [setting]
-    fixmem:batch:<job id>             hash     stream id -> raw event (+ ``stream``, ``present``), until done
+    fixmem:batch:<job id>             hash     stream id -> raw event (+ stream, ids, present), until done
+    fixmem:count:inflight             hash     entry id -> unfinished batches holding it (exact counting)
+    fixmem:count:owner                hash     entry id -> the batch that counted it, while one is unfinished
     fixmem:lock:project:<digest>      string   lease lock around one project's store write
     fixmem:reaper:seen:<job id>       string   when the reaper first saw a job stuck between dequeue and start
     fixmem:reaper:abandoned:<job id>  string   how many times a job's worker died under it
@@ -47,6 +49,14 @@ EVENT_FIELD: Final = b"event"
 BATCH_STREAM_FIELD: Final = b"stream"
 # The field where a job's first attempt saves which of its entry ids the logs already held (JSON list).
 BATCH_PRESENT_FIELD: Final = b"present"
+# The field where a job's first attempt registers its entry ids in ``COUNT_INFLIGHT`` (JSON list).
+BATCH_IDS_FIELD: Final = b"ids"
+
+# Exact counting across batches (workers.jobs): entry id -> how many unfinished batches hold it, and
+# entry id -> the batch that counted it as recorded. A field lives only while a batch holding the id is
+# unfinished.
+COUNT_INFLIGHT: Final = f"{PREFIX}:count:inflight"
+COUNT_OWNER: Final = f"{PREFIX}:count:owner"
 
 # Fleet counters (hashes; see the module docstring).
 METRICS_EVENTS: Final = f"{PREFIX}:metrics:events"

@@ -6,16 +6,30 @@ the same MULTI/EXEC as the enqueue. The job:
 
 1. reads the batch (one round trip); a batch already gone was done by an earlier run: nothing to do;
 2. parses and extracts each event (``decide``, pure): an entry, a skip reason, or a dead letter;
-3. appends each project's entries in one ``FixStore.append`` (idempotent by id; rotation and index
+3. registers its entry ids as in flight, then saves which of them the logs already held (``present``);
+4. appends each project's entries in one ``FixStore.append`` (idempotent by id; rotation and index
    refresh happen inside, under the project's lock);
-4. in ONE MULTI/EXEC: the fleet counters of its ``BatchReport``, the dead letters, and the deletion of the
-   batch hash (which marks the batch done).
+5. claims the count of every id it wrote (``written_ids``) in ``fixmem:count:owner`` (HSETNX);
+6. in ONE MULTI/EXEC, only if the batch hash still exists (WATCH): the fleet counters of its
+   ``BatchReport``, the dead letters, the release of its in-flight ids, and the deletion of the batch
+   hash (which marks the batch done).
+
+Counting is exact: for every project, ``recorded`` by outcome = the lines the logs gained. Three things
+make a line look like a duplicate to the store, and each is told apart:
+
+- a copy of the turn earlier in the same batch: the first event of an id is the one counted;
+- an earlier attempt of this batch that died after its append, before its counters: the id was not
+  ``present`` before the batch's first attempt, so the batch wrote it and counts it;
+- another batch holding the same turn (a harness retried) that wrote it after this batch's ``present``
+  was read: both batches see an id they "wrote"; the first to claim it in ``fixmem:count:owner`` counts
+  it, the other counts a duplicate. The owner field lives while any batch that registered the id before
+  reading the logs is unfinished (``fixmem:count:inflight``), so a late batch always finds it.
+
+And a batch run twice at once (the reaper requeued a job whose lease lapsed while it still ran) commits
+once: the commit WATCHes the batch hash and drops its counts when another run deleted it first.
 
 A store error raises (RQ retries the job with backoff, then keeps it in the failed registry with its batch
-hash intact). A crash anywhere re-runs the job: entries already written come back as duplicates of the
-store, so before its first append the job saves in the batch hash which of its entry ids the logs already
-held (``present``); a re-run counts the others as ``recorded`` — they were written by an attempt that died
-before its counters — and the fleet counters keep matching the logs.
+hash intact).
 """
 
 from __future__ import annotations
@@ -23,12 +37,13 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 import redis
+from redis.client import Pipeline
 
 from ingest import dead_letters, keys
 from ingest.batching import parse_stream_id, stream_id_seconds
@@ -123,41 +138,54 @@ def decide(
     return decisions
 
 
+def written_ids(results: Sequence[AppendResult], present: Collection[str]) -> set[str]:
+    """The entry ids this batch wrote, by any of its attempts (pure).
+
+    What this attempt added, and what the store called a duplicate although the logs did not hold it
+    before the batch's first attempt (``present``): an earlier attempt that died before its counters
+    wrote it, or another batch holding the same turn did (the claim in ``run_batch`` tells them apart).
+    """
+    ids = {e.id for r in results for e in r.added}
+    ids.update(i for r in results for i in r.duplicates if i not in present)
+    return ids
+
+
 def tally(
     decisions: Sequence[Decision],
     results: Sequence[AppendResult],
     *,
     written_at: float,
     duration_seconds: float,
-    present: Collection[str] | None = None,
+    present: Collection[str],
+    on_disk: Mapping[str, FixEntry] | None = None,
+    counted_elsewhere: Collection[str] = frozenset(),
 ) -> BatchReport:
     """The BatchReport of a batch from its decisions and the store's answers (pure).
 
-    Per entry id, the first event whose entry the store added is ``recorded``; the others, and all
-    events of ids the store already had, are ``duplicate`` — except, given ``present`` (the ids the logs
-    held before this batch's first attempt), an id the store already had but that was not present then:
-    an earlier attempt of this batch wrote it and died before counting it, so it is ``recorded`` now.
+    An id of ``written_ids`` that ``counted_elsewhere`` (another batch claimed it) does not hold is
+    ``recorded`` once, by the first event carrying it; every other event with an entry is ``duplicate``.
+    A recorded entry's outcome is the one the log holds: the added entry, else ``on_disk[id]`` (the log's
+    line, for ids an earlier attempt wrote), else the first event's entry (what the store wrote for it).
     Latency = ``written_at`` - publish time.
     """
-    added = {e.id: e for r in results for e in r.added}
-    if present is not None:  # written by an attempt that died before its counters
-        earlier = {i for r in results for i in r.duplicates if i not in present}
-        added.update(
-            {d.entry.id: d.entry for d in decisions if d.entry is not None and d.entry.id in earlier}
-        )
+    first: dict[str, FixEntry] = {}
+    for d in decisions:
+        if d.entry is not None:
+            first.setdefault(d.entry.id, d.entry)
+    lines = {**first, **(on_disk or {}), **{e.id: e for r in results for e in r.added}}
+    recorded = written_ids(results, present).difference(counted_elsewhere)
     events: Counter[str] = Counter()
     entries: Counter[str] = Counter()
     latencies: list[float] = []
-    claimed: set[str] = set()
     for d in decisions:
         if d.dead is not None:
             events["dead_letter"] += 1
         elif d.skip is not None:
             events[d.skip] += 1
-        elif d.entry is not None and d.entry.id in added and d.entry.id not in claimed:
-            claimed.add(d.entry.id)
+        elif d.entry is not None and d.entry.id in recorded:
+            recorded.discard(d.entry.id)
             events["recorded"] += 1
-            entries[added[d.entry.id].outcome] += 1
+            entries[lines[d.entry.id].outcome] += 1
             latencies.append(max(0.0, written_at - stream_id_seconds(d.stream_id)))
         else:
             events["duplicate"] += 1
@@ -168,7 +196,7 @@ def tally(
         rotation_dropped=dict(dropped),
         latencies=tuple(latencies),
         duration_seconds=duration_seconds,
-        last_entry_ts=written_at if added else None,
+        last_entry_ts=written_at if latencies else None,
         quarantined=sum(r.quarantined for r in results),
     )
 
@@ -186,28 +214,60 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
         return BatchReport(duration_seconds=time.perf_counter() - started)
     origin = text(raw.pop(keys.BATCH_STREAM_FIELD, b""))
     saved = raw.pop(keys.BATCH_PRESENT_FIELD, None)
+    registered = raw.pop(keys.BATCH_IDS_FIELD, None) is not None
     items = sorted(((text(k), v) for k, v in raw.items()), key=lambda kv: parse_stream_id(kv[0]))
     decisions = decide(items, enabled=ctx.enabled, limits=ctx.limits, max_bytes=ctx.max_event_bytes)
-    present = _present_before(ctx, key, decisions, saved)
+    present = _present_before(ctx, key, decisions, saved, registered=registered)
     if present is None:
-        log.info("batch %s was finished by another run meanwhile", batch_id)
-        return BatchReport(duration_seconds=time.perf_counter() - started)
+        return _finished_meanwhile(batch_id, started)
     decisions, results = _append(ctx, decisions)
-    written_at = ctx.clock()
-    report = tally(
-        decisions, results, written_at=written_at, duration_seconds=time.perf_counter() - started,
-        present=present,
-    )  # fmt: skip
-    with ctx.client.pipeline(transaction=True) as pipe:
-        record(pipe, report)
-        for d in decisions:
-            if d.dead is not None:
-                letter = _letter(ctx, d, origin, written_at)
-                dead_letters.add(pipe, ctx.dead_stream, letter, max_len=ctx.dead_stream_max_len)
-        pipe.delete(key)
-        pipe.execute()
-    return report
+    earlier = written_ids(results, present).difference(e.id for r in results for e in r.added)
+    on_disk = _lines(ctx, decisions, earlier) if earlier else {}
+    for _ in range(_COMMIT_TRIES):
+        with ctx.client.pipeline(transaction=True) as pipe:
+            pipe.watch(key)  # type: ignore[no-untyped-call]  # a run that commits first deletes it
+            owners = _claim(pipe, key, batch_id, written_ids(results, present))
+            if owners is None:
+                return _finished_meanwhile(batch_id, started)
+            written_at = ctx.clock()
+            elsewhere = {i for i, owner in owners.items() if owner != batch_id}
+            report = tally(
+                decisions, results, written_at=written_at, duration_seconds=time.perf_counter() - started,
+                present=present, on_disk=on_disk, counted_elsewhere=elsewhere,
+            )  # fmt: skip
+            pipe.multi()
+            record(pipe, report)
+            for d in decisions:
+                if d.dead is not None:
+                    letter = _letter(ctx, d, origin, written_at)
+                    dead_letters.add(pipe, ctx.dead_stream, letter, max_len=ctx.dead_stream_max_len)
+            pipe.eval(_RELEASE, 3, key, keys.COUNT_INFLIGHT, keys.COUNT_OWNER, keys.BATCH_IDS_FIELD)
+            pipe.delete(key)
+            try:
+                pipe.execute()
+            except redis.WatchError:
+                continue  # the hash changed: gone (the claim says so next time) or touched, then retry
+            return report
+    raise redis.WatchError(f"batch {batch_id} kept changing during its commit; the job is retried")
 
+
+_COMMIT_TRIES = 5
+
+
+def _finished_meanwhile(batch_id: str, started: float) -> BatchReport:
+    log.info("batch %s was finished by another run meanwhile", batch_id)
+    return BatchReport(duration_seconds=time.perf_counter() - started)
+
+
+# KEYS: batch hash, in-flight counts; ARGV: the ids field, the batch's entry ids (JSON list).
+# Once per batch (the ids field is the mark), only while the batch exists.
+_REGISTER = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
+  for _, id in ipairs(cjson.decode(ARGV[2])) do redis.call('HINCRBY', KEYS[2], id, 1) end
+end
+return 1
+"""
 
 _SAVE_PRESENT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
@@ -215,24 +275,55 @@ redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 return redis.call('HGET', KEYS[1], ARGV[1])
 """
 
+# KEYS: batch hash, owners; ARGV: the batch id, the ids it wrote. Returns [id, owner, ...], false if gone.
+_CLAIM = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local out = {}
+for i = 2, #ARGV do
+  redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[1])
+  out[#out + 1] = ARGV[i]
+  out[#out + 1] = redis.call('HGET', KEYS[2], ARGV[i])
+end
+return out
+"""
+
+# KEYS: batch hash, in-flight counts, owners; ARGV: the ids field. The last batch holding an id drops
+# its in-flight count and its owner.
+_RELEASE = """
+local ids = redis.call('HGET', KEYS[1], ARGV[1])
+if not ids then return 0 end
+for _, id in ipairs(cjson.decode(ids)) do
+  if redis.call('HINCRBY', KEYS[2], id, -1) <= 0 then
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[3], id)
+  end
+end
+return 1
+"""
+
 
 def _present_before(
-    ctx: WorkerContext, key: str, decisions: Sequence[Decision], saved: bytes | None
+    ctx: WorkerContext, key: str, decisions: Sequence[Decision], saved: bytes | None, *, registered: bool
 ) -> frozenset[str] | None:
     """The batch's entry ids the logs held before its first attempt; None when the batch is gone.
 
-    The first attempt reads the logs (no lock: only a re-published copy of the same turn, written in
-    between by another worker, could make it count that entry twice) and saves the answer in the batch
-    hash, only while the hash exists; later attempts use the saved answer. Raises StoreError, RedisError.
+    First the batch registers its ids as in flight (once; before reading the logs, so a batch that
+    counts one of them later keeps its claim until this one is done), then the first attempt reads
+    the logs (no lock) and saves the answer in the batch hash, only while the hash exists; later attempts
+    use the saved answer. Raises StoreError, RedisError.
     """
-    if saved is not None:
-        return frozenset(orjson.loads(saved))
     wanted: dict[tuple[str, str], set[str]] = {}
     for d in decisions:
         if d.entry is not None:
             wanted.setdefault((d.owner, d.project_key), set()).add(d.entry.id)
     if not wanted:
         return frozenset()
+    if not registered:
+        ids = orjson.dumps(sorted(set().union(*wanted.values())))
+        if not ctx.client.eval(_REGISTER, 2, key, keys.COUNT_INFLIGHT, keys.BATCH_IDS_FIELD, ids):
+            return None
+    if saved is not None:
+        return frozenset(orjson.loads(saved))
     present = sorted(
         entry.id
         for (owner, project_key), ids in wanted.items()
@@ -241,6 +332,26 @@ def _present_before(
     )
     stored = ctx.client.eval(_SAVE_PRESENT, 1, key, keys.BATCH_PRESENT_FIELD, orjson.dumps(present))
     return None if stored is None else frozenset(orjson.loads(stored))
+
+
+def _lines(ctx: WorkerContext, decisions: Sequence[Decision], ids: Collection[str]) -> dict[str, FixEntry]:
+    """The logs' lines of ``ids`` (written by an earlier attempt or another batch), by id."""
+    projects = {(d.owner, d.project_key) for d in decisions if d.entry is not None and d.entry.id in ids}
+    return {e.id: e for o, p in projects for e in ctx.store.read(o, p).entries if e.id in ids}
+
+
+def _claim(pipe: Pipeline, key: str, batch_id: str, ids: Collection[str]) -> dict[str, str] | None:
+    """Claim the count of ``ids`` for ``batch_id`` where no batch has; id -> the batch that counts it.
+
+    None when the batch is gone (another run finished it). Runs at once on a pipeline in WATCH mode.
+    """
+    if not ids:
+        return {} if pipe.exists(key) else None
+    reply = pipe.eval(_CLAIM, 2, key, keys.COUNT_OWNER, batch_id, *sorted(ids))
+    if reply is None:
+        return None
+    flat = [text(v) for v in reply]
+    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def _append(ctx: WorkerContext, decisions: list[Decision]) -> tuple[list[Decision], list[AppendResult]]:

@@ -72,7 +72,13 @@ def test_injected_enospc_keeps_the_store_intact_and_the_events_until_space_retur
         running.add("worker", "w0", wrapper=["-m", "tests.reliability.faults"], env=fault)
         _publish(redis_client, 0, 10)
         Consumer(redis_client, wiring.consumer_config(settings)).run(burst=True)
-        wait_for(lambda: _entries(data_dir) == 10, 60, "the first entries")
+        # Done, not only on disk: the log line shows before the job writes the index and commits, and a
+        # disk that fills in between fails that first job too (2 batches waiting instead of 1).
+        wait_for(
+            lambda: _entries(data_dir) == 10 and not redis_client.keys("fixmem:batch:*"),
+            60,
+            "the first batch",
+        )
         before = _digest(data_dir)
 
         full.touch()  # the disk is full from now on

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -59,7 +63,7 @@ def test_tally_counts_each_event_once() -> None:
     result = AppendResult(added=[first.entry, partial.entry], duplicates=[repeat.entry.id, old.entry.id],
                           dropped=[partial.entry], quarantined=0)  # fmt: skip
     written_at = 1700000000.0 + 5
-    report = tally(decisions, [result], written_at=written_at, duration_seconds=0.1)
+    report = tally(decisions, [result], written_at=written_at, duration_seconds=0.1, present={old.entry.id})
     assert report.events == {"recorded": 2, "duplicate": 2, "skipped_no_files": 1}
     assert report.entries == {"fixed": 1, "partial": 1}
     assert report.rotation_dropped == {"partial": 1}
@@ -70,7 +74,8 @@ def test_tally_counts_each_event_once() -> None:
 def test_tally_latency_never_negative_under_clock_skew() -> None:
     [d] = decide(_items(turn(1), start=1800000000000), enabled=True, limits=Limits(), max_bytes=1 << 20)
     assert d.entry is not None
-    report = tally([d], [AppendResult([d.entry], [], [], 0)], written_at=1700000000.0, duration_seconds=0)
+    result = AppendResult([d.entry], [], [], 0)
+    report = tally([d], [result], written_at=1700000000.0, duration_seconds=0, present=())
     assert report.latencies == (0.0,)
 
 
@@ -132,7 +137,7 @@ def test_a_store_failure_raises_and_keeps_the_batch(
     _batch(redis_client, "b1", _items(turn(1)))
     with pytest.raises(StoreUnavailable):
         run_batch(ctx, "b1")
-    waiting = set(redis_client.hkeys(keys.batch("b1"))) - {keys.BATCH_PRESENT_FIELD}
+    waiting = set(redis_client.hkeys(keys.batch("b1"))) - {keys.BATCH_PRESENT_FIELD, keys.BATCH_IDS_FIELD}
     assert len(waiting) == 2  # the event (and its stream name) wait for the retry
     assert read_counters(redis_client).events["recorded"] == 0
 
@@ -165,3 +170,133 @@ def test_a_project_key_with_credentials_is_recorded_without_the_secret(
     assert len(ctx.store.read("alice", secret_key).entries) == 2
     on_disk = b"".join(p.read_bytes() for p in data_dir.rglob("*") if p.is_file())
     assert b"s3cretpassw0rd" not in on_disk
+
+
+# -- counting across batches, attempts and runs: recorded by outcome == the lines the log gained ------
+
+
+class _Killed(Exception):
+    """A worker SIGKILLed at this point (the run stops; the batch hash stays for a re-run)."""
+
+
+@dataclass
+class _Hooked:
+    """A FixStore whose ``append`` runs ``before`` / ``after`` hooks around the real one."""
+
+    store: FixStore
+    before: Callable[[], object] | None = None
+    after: Callable[[], object] | None = None
+
+    def read(self, owner: str, project_key: str) -> Any:
+        return self.store.read(owner, project_key)
+
+    def append(self, owner: str, project_key: str, entries: Any) -> AppendResult:
+        if self.before is not None:
+            self.before()
+        result = self.store.append(owner, project_key, entries)
+        if self.after is not None:
+            self.after()
+        return result
+
+
+def _hooked(ctx: WorkerContext, **hooks: Callable[[], object]) -> WorkerContext:
+    return replace(ctx, store=_Hooked(ctx.store, **hooks))  # type: ignore[arg-type]
+
+
+def _kill() -> None:
+    raise _Killed
+
+
+def _lines_by_outcome(data_dir: Path) -> dict[str, int]:
+    entries = FixStore(data_dir).read("alice", "github.com/acme/widgets").entries
+    return dict(Counter(e.outcome for e in entries))
+
+
+def _recorded(client: redis.Redis) -> tuple[int, dict[str, int]]:
+    fleet = read_counters(client)
+    return fleet.events["recorded"], {k: v for k, v in fleet.entries.items() if v}
+
+
+def test_a_turn_in_two_batches_at_once_is_recorded_once(redis_client: redis.Redis, data_dir: Path) -> None:
+    """The [papercuts] bug: publish_many([ev, ev, ev]) split over two batches run by two workers at once
+    counted recorded 2 + duplicate 1 for one line: both batches read the logs before either wrote."""
+    ctx = _context(redis_client, data_dir)
+    _batch(redis_client, "a", _items(turn(1)))
+    _batch(redis_client, "b", _items(turn(1), turn(1), start=1700000001000))
+    b = _hooked(ctx, before=lambda: run_batch(ctx, "a"))  # "a" runs whole while "b" is before its append
+    assert run_batch(b, "b").events == {"duplicate": 2}
+    assert _lines_by_outcome(data_dir) == {"fixed": 1}
+    assert _recorded(redis_client) == (1, {"fixed": 1})
+    assert read_counters(redis_client).events["duplicate"] == 2
+
+
+def test_a_batch_killed_before_its_append_does_not_count_what_another_wrote(
+    redis_client: redis.Redis, data_dir: Path
+) -> None:
+    ctx = _context(redis_client, data_dir)
+    _batch(redis_client, "a", _items(turn(1), turn(2)))
+    _batch(redis_client, "b", _items(turn(1), start=1700000001000))
+    with pytest.raises(_Killed):
+        run_batch(_hooked(ctx, before=_kill), "a")  # registered, logs read, then killed
+    assert run_batch(ctx, "b").events == {"recorded": 1}
+    assert run_batch(ctx, "a").events == {"recorded": 1, "duplicate": 1}  # the re-run
+    assert _recorded(redis_client) == (2, _lines_by_outcome(data_dir)) == (2, {"fixed": 2})
+
+
+def test_the_first_batch_to_claim_counts_the_outcome_the_log_holds(
+    redis_client: redis.Redis, data_dir: Path
+) -> None:
+    """Two copies of one turn that differ (a harness re-sent it after the tests ran): "b" claims the
+    line "a" wrote; it counts the outcome on disk, not its own copy's."""
+    ctx = _context(redis_client, data_dir)
+    _batch(redis_client, "a", _items(turn(1, kind="unverified", event_id="ev-1")))
+    _batch(redis_client, "b", _items(turn(1, kind="fixed", event_id="ev-1"), start=1700000001000))
+    with pytest.raises(_Killed):
+        run_batch(_hooked(ctx, before=_kill), "b")  # "b" read the logs before "a" wrote
+    a = _hooked(ctx, after=lambda: run_batch(ctx, "b"))  # "b" re-runs between a's append and its claim
+    assert run_batch(a, "a").events == {"duplicate": 1}
+    assert _lines_by_outcome(data_dir) == {"unverified": 1}
+    assert _recorded(redis_client) == (1, {"unverified": 1})
+
+
+def test_a_batch_run_twice_at_once_is_counted_once(redis_client: redis.Redis, data_dir: Path) -> None:
+    """The reaper requeues a job whose lease lapsed while its worker still ran it (a loaded machine):
+    both runs append (idempotent) and both used to count."""
+    ctx = _context(redis_client, data_dir)
+    _batch(redis_client, "a", _items(turn(1), turn(2, kind="partial"), turn(3, kind="no_files")))
+    first = _hooked(ctx, before=lambda: run_batch(ctx, "a"))  # the second run, whole, inside the first
+    assert run_batch(first, "a").events == {}  # it lost: the batch was done meanwhile
+    fleet = read_counters(redis_client)
+    assert (
+        _recorded(redis_client) == (2, {"fixed": 1, "partial": 1}) and fleet.events["skipped_no_files"] == 1
+    )
+    assert fleet.pipeline["jobs_done"] == 1
+
+
+def test_counting_leaves_no_state_behind(redis_client: redis.Redis, data_dir: Path) -> None:
+    ctx = _context(redis_client, data_dir)
+    _batch(redis_client, "a", _items(turn(1), turn(2)))
+    _batch(redis_client, "b", _items(turn(1), start=1700000001000))
+    run_batch(_hooked(ctx, before=lambda: run_batch(ctx, "a")), "b")
+    assert not redis_client.exists(keys.COUNT_INFLIGHT, keys.COUNT_OWNER, keys.batch("a"), keys.batch("b"))
+
+
+def test_a_batch_touched_during_its_commit_commits_on_the_next_try(
+    redis_client: redis.Redis, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = _context(redis_client, data_dir)
+    _batch(redis_client, "a", _items(turn(1)))
+    real_record = jobs.record
+    touched: list[int] = []
+
+    def touching(pipe: Any, report: Any) -> None:
+        if not touched:  # another client writes the watched hash between the claim and EXEC, once
+            touched.append(int(redis_client.hset(keys.batch("a"), "x", "1")))
+        real_record(pipe, report)
+
+    monkeypatch.setattr(jobs, "record", touching)
+    assert run_batch(ctx, "a").events == {"recorded": 1}
+    assert touched == [1]
+    assert _recorded(redis_client) == (1, {"fixed": 1})
+    assert read_counters(redis_client).pipeline["jobs_done"] == 1
+    assert not redis_client.exists(keys.batch("a"), keys.COUNT_INFLIGHT, keys.COUNT_OWNER)
