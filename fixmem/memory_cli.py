@@ -10,7 +10,7 @@ import click
 
 from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
-from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option
+from fixmem.options import data_dir_option, load_settings, redis_url_option
 from store import prompt_block
 
 owner_option = click.option("--owner", required=True, help="Whose memory (the events' owner).")

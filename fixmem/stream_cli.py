@@ -13,7 +13,7 @@ import orjson
 
 from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
-from fixmem.pipeline_cli import load_settings, redis_url_option
+from fixmem.options import load_settings, redis_url_option
 from ingest import dead_letters
 from ingest.errors import InvalidEvent
 from ingest.publish import encode_event, publish_many
