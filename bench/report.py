@@ -30,7 +30,7 @@ def _load(results: Path, name: str) -> dict[str, Any] | None:
 
 def _failures(results: Path) -> list[tuple[str, str]]:
     out = []
-    for name in ("throughput", "latency", "recall", "extraction", "backfill", "scaling"):
+    for name in ("throughput", "latency", "recall", "extraction", "backfill", "scaling", "startup"):
         with contextlib.suppress(OSError, ValueError):
             data = json.loads((results / f"{FILES.get(name, name)}.json").read_text())
             if data.get("error"):
@@ -154,6 +154,20 @@ def _rows(results: Path) -> list[tuple[str, str, str, str]]:
                 "",
             )
         )
+    st = _load(results, "startup")
+    if st:
+        for name, row in st["summary"]["rows"].items():
+            rows.append(
+                (
+                    f"8. Start-up, `fixmem {st['commands'][name]}`"
+                    if name in ("version", "help")
+                    else f"8. Start-up, `fixmem {name}`",
+                    f"p50 {_fmt(row['p50_ms'], ' ms')} / p95 {_fmt(row['p95_ms'], ' ms')} "
+                    f"(CPU p50 {_fmt(row['cpu_p50_ms'], ' ms')})",
+                    f"p50 <= {_fmt(row['goal_p50_ms'], ' ms')}",
+                    _met(row["goal_met"]),
+                )
+            )
     return rows
 
 

@@ -10,6 +10,8 @@
 6. memory     — peak RSS of the consumer and the workers during 1 (in ``throughput.json``)
 7. scaling    — events/s with 1, 2, 4 workers x at most 1, 10, 100, 500 events per job (+ PNG); 2,000
                  events a cell, 300 and 1,000 in the 1- and 10-event-per-job cells (~60 and ~200-400 events/s)
+8. startup    — ``fixmem --version``, ``--help``, ``recall``, ``status`` as fresh processes, 20 runs each
+                 (``bench.startup``)
 
 Sized so the whole suite takes under 10 minutes here (every size is in each result's ``parameters``; the
 estimate per benchmark is in docs/performance.md).
@@ -39,7 +41,7 @@ from bench.common import RESULTS, load_average, machine, versions, write_result
 from bench.corpus import DEFAULT_SHAPE, SHARED_CORPUS, measure
 from bench.events import PROJECTS, SEED, EventStats, make_events
 
-NAMES = ("throughput", "latency", "recall", "extraction", "backfill", "scaling")
+NAMES = ("throughput", "latency", "recall", "extraction", "backfill", "scaling", "startup")
 # The file each writes in bench/results/: extraction.json and backfill.json belong to the owners' own
 # benchmarks (bench.extraction_bench, bench.backfill_bench), which the suite reuses but does not overwrite.
 RESULT_FILES = {
@@ -69,6 +71,7 @@ class Params:
     extraction_events: int = 500
     extraction_rounds: int = 3
     backfill_copies: int = 10
+    startup_runs: int = 20
 
     @classmethod
     def quick(cls) -> Params:
@@ -89,6 +92,7 @@ class Params:
             extraction_events=20,
             extraction_rounds=1,
             backfill_copies=1,
+            startup_runs=2,
         )
 
 
@@ -170,7 +174,7 @@ def backfill(params: Params) -> dict[str, Any]:
 
 def run(names: list[str], params: Params, results: Path, *, readme: Path | None) -> dict[str, dict[str, Any]]:
     """Run the named benchmarks in order; write each result, the summary table and the plot."""
-    from bench import latency, recall_http, throughput  # noqa: PLC0415
+    from bench import latency, recall_http, startup, throughput  # noqa: PLC0415
 
     suite_started = time.monotonic()
     need_events = params.events if {"throughput", "latency", "extraction"} & set(names) else 0
@@ -210,6 +214,7 @@ def run(names: list[str], params: Params, results: Path, *, readme: Path | None)
             make_events(params.scaling_events, projects=params.scaling_projects),
             events_by_batch=dict(params.scaling_events_by_batch),
         ),
+        "startup": lambda: startup.run(params.startup_runs),
     }
     done: dict[str, dict[str, Any]] = {}
     failures: list[str] = []

@@ -9,8 +9,23 @@ The documented Python API::
 
 or the same as module functions on a memory built from the environment (``FIXMEM_DATA_DIR`` …):
 ``fixmem.record_from_turn``, ``fixmem.recall``, ``fixmem.prompt_block``, ``fixmem.stats``, ``fixmem.forget``.
+
+The names are imported on first use (``fixmem.memory`` loads the store and numpy), so that the
+``fixmem`` command, whose modules live in this package, starts without them.
 """
 
-from fixmem.memory import FixMemory, forget, prompt_block, recall, record_from_turn, stats
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fixmem.memory import FixMemory, forget, prompt_block, recall, record_from_turn, stats
 
 __all__ = ["FixMemory", "forget", "prompt_block", "recall", "record_from_turn", "stats"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return getattr(importlib.import_module("fixmem.memory"), name)
+    raise AttributeError(f"module 'fixmem' has no attribute {name!r}")

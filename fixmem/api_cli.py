@@ -12,7 +12,7 @@ import click
 from fixmem import logs, wiring
 from fixmem.api.auth import TokenConfigError
 from fixmem.errors import CliError, ExitCode
-from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option, verbose_option
+from fixmem.options import data_dir_option, load_settings, redis_url_option, verbose_option
 from fixmem.tool import SCHEMA_FORMATS, SchemaFormat, ToolContext, tool_schema
 from ingest.project_key import project_key_for
 

@@ -36,7 +36,7 @@ from rich.progress import (
 from fixmem import wiring
 from fixmem.backfill_outcomes import Outcomes, PresenceProbe, collect
 from fixmem.errors import CliError, ExitCode
-from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option
+from fixmem.options import data_dir_option, load_settings, redis_url_option
 from ingest.backfill import BackfillError, FileRecord, parse_since, run_key, summarize
 from ingest.backfill_follow import Drain, consumers_reading, follow
 from ingest.backfill_run import Checkpoint, RunConfig, RunResult, run_backfill

@@ -1,53 +1,156 @@
-"""The ``fixmem`` command: one entry point, one subcommand per job."""
+"""The ``fixmem`` command: one entry point, one subcommand per job.
+
+Subcommands are imported when one runs, not before: ``fixmem --help`` lists them from ``COMMANDS`` (where
+each lives and its one-line help) without importing any, so every command pays only for the libraries it
+uses (``bench/startup.py`` measures it; ``tests/fixmem/test_cli_startup.py`` keeps it so).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 import click
 
-from fixmem.api_cli import mcp_command, serve_command, tool_schema_command
-from fixmem.backfill_cli import backfill_command
-from fixmem.bench_cli import bench_command
 from fixmem.errors import run_group
-from fixmem.eval_cli import eval_command
-from fixmem.eval_extraction import eval_extraction_command
-from fixmem.memory_cli import forget_command, recall_command, stats_command
-from fixmem.notes_cli import export, import_, notes
-from fixmem.pipeline_cli import ingest_command, up_command, worker_command
-from fixmem.stream_cli import dead_letters_group, publish_command, status_command
+
+# name: (module, attribute, the command's one-line help: its docstring's first sentence, checked by a test)
+COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
+    # The pipeline (issue 4): run it, feed it, watch it, query it.
+    "up": (
+        "fixmem.pipeline_cli",
+        "up_command",
+        "Run the whole pipeline: Redis (embedded unless FIXMEM_REDIS_URL), the consumer and workers.",
+    ),
+    "ingest": (
+        "fixmem.pipeline_cli",
+        "ingest_command",
+        "Consume the turn streams: validate, batch into RQ jobs, dead-letter the invalid.",
+    ),
+    "worker": (
+        "fixmem.pipeline_cli",
+        "worker_command",
+        "Run batches from the live queue (first) and the backfill queue; SIGTERM finishes the current job.",
+    ),
+    "publish": (
+        "fixmem.stream_cli",
+        "publish_command",
+        "Publish turn events from a JSONL FILE (or - for stdin), one event per line.",
+    ),
+    "status": (
+        "fixmem.stream_cli",
+        "status_command",
+        "Show streams (length, pending, lag), queues, failed jobs, dead letters and the fleet counters.",
+    ),
+    "dead-letters": (
+        "fixmem.stream_cli",
+        "dead_letters_group",
+        "List, show, replay or purge refused events (the dead-letter stream).",
+    ),
+    "recall": (
+        "fixmem.memory_cli",
+        "recall_command",
+        'Print the "Past fixes in this project" block for QUERY (nothing when nothing is relevant).',
+    ),
+    "stats": ("fixmem.memory_cli", "stats_command", "Counts and ratios of a project's fix log."),
+    "forget": (
+        "fixmem.memory_cli",
+        "forget_command",
+        "Delete one entry (by id) from the owner's fix logs, under the same lock the workers take.",
+    ),
+    "notes": (
+        "fixmem.notes_cli",
+        "notes",
+        "Hand-written project memory in <workspace>/.fixmem/memory.md, reviewed in a diff.",
+    ),
+    "export": (
+        "fixmem.notes_cli",
+        "export",
+        "Export a project's fix log: a markdown digest to review in a diff, or lossless JSONL.",
+    ),
+    "import": (
+        "fixmem.notes_cli",
+        "import_",
+        "Import a JSONL export (file or '-'): ids kept, entries already present skipped.",
+    ),
+    "eval-extraction": (
+        "fixmem.eval_extraction",
+        "eval_extraction_command",
+        "Score extraction on real agent logs: files P/R, error provenance, outcome agreement.",
+    ),
+    "eval": (
+        "fixmem.eval_cli",
+        "eval_command",
+        "Measure recall quality: MRR, hit@k, abstention on negative probes, leaks, block precision.",
+    ),
+    "backfill": (  # issue 6: replay old agent logs
+        "fixmem.backfill_cli",
+        "backfill_command",
+        "Replay agent logs (files or directories, walked) into the fix memory, behind live traffic.",
+    ),
+    # Agents and dashboards (issue 5): the HTTP API and /metrics, the recall_fixes tool, MCP.
+    "serve": (
+        "fixmem.api_cli",
+        "serve_command",
+        "Serve the HTTP API (recall, stats, forget per token owner) and /metrics for Prometheus.",
+    ),
+    "tool-schema": (
+        "fixmem.api_cli",
+        "tool_schema_command",
+        "Print the recall_fixes tool definition as JSON.",
+    ),
+    "mcp": (
+        "fixmem.api_cli",
+        "mcp_command",
+        "Serve the recall_fixes tool over MCP on stdin/stdout (add it to your agent's MCP servers).",
+    ),
+    "bench": (  # issue 7: the benchmark suite of a checkout (python -m bench)
+        "fixmem.bench_cli",
+        "bench_command",
+        "Run every benchmark (results in bench/results/); arguments go to `python -m bench` (try --help).",
+    ),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose subcommands (``lazy``: name -> module, attribute, one-line help) are imported only
+    when one is resolved; its help lists them from their one-line help without importing them."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, tuple[str, str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands or cmd_name not in self.lazy:
+            return super().get_command(ctx, cmd_name)
+        module, attribute, _ = self.lazy[cmd_name]
+        command = getattr(importlib.import_module(module), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{module}.{attribute} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The "Commands" section, as click writes it, from the one-line helps (no command imported)."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in self.lazy and name not in self.commands:  # a stand-in that click shortens alike
+                rows.append((name, click.Command(name, help=self.lazy[name][2]).get_short_help_str(limit)))
+            elif (command := self.get_command(ctx, name)) is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="fixmem")
 def cli() -> None:
     """Fix memory for coding agents."""
-
-
-# The pipeline (issue 4): run it, feed it, watch it, query it.
-for _command in (
-    up_command,
-    ingest_command,
-    worker_command,
-    publish_command,
-    status_command,
-    dead_letters_group,
-    recall_command,
-    stats_command,
-    forget_command,
-):
-    cli.add_command(_command)
-cli.add_command(notes)
-cli.add_command(export)
-cli.add_command(import_)
-cli.add_command(eval_extraction_command)
-cli.add_command(eval_command)
-cli.add_command(backfill_command)  # issue 6: replay old agent logs
-# Agents and dashboards (issue 5): the HTTP API and /metrics, the recall_fixes tool, MCP.
-cli.add_command(serve_command)
-cli.add_command(tool_schema_command)
-cli.add_command(mcp_command)
-cli.add_command(bench_command)  # issue 7: the benchmark suite of a checkout (python -m bench)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

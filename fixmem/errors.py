@@ -22,11 +22,6 @@ from collections.abc import Sequence
 from enum import IntEnum
 
 import click
-import redis
-
-from fixmem.settings import SettingsError
-from store import StoreError
-from workers.errors import LockTimeout
 
 
 class ExitCode(IntEnum):
@@ -69,6 +64,13 @@ def translate(exc: BaseException) -> CliError | None:
     """The CLI error for a library exception that escaped a command, or None to let it propagate."""
     if isinstance(exc, CliError):
         return exc
+    # imported here, not at the top: every command imports this module, few use all of these
+    import redis  # noqa: PLC0415
+
+    from fixmem.settings import SettingsError  # noqa: PLC0415
+    from store.errors import StoreError  # noqa: PLC0415
+    from workers.errors import LockTimeout  # noqa: PLC0415
+
     if isinstance(exc, SettingsError):
         return CliError(f"bad setting: {exc}", ExitCode.CONFIG_ERROR)
     if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):

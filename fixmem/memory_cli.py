@@ -11,7 +11,7 @@ import click
 
 from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
-from fixmem.pipeline_cli import data_dir_option, load_settings, redis_url_option
+from fixmem.options import data_dir_option, load_settings, redis_url_option
 from ingest.project_key import project_key_for
 from store import prompt_block
 

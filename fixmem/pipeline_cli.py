@@ -12,32 +12,18 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
 from fixmem import logs, wiring
 from fixmem.errors import CliError, ExitCode
-from fixmem.settings import Settings
+from fixmem.options import data_dir_option, load_settings, redis_url_option, verbose_option
 from fixmem.up import install_stop_signals, run_up
 from ingest.consumer import Consumer
 from workers.jobs import install
 from workers.worker import run_worker, worker_name
 
 log = logging.getLogger("fixmem.cli")
-
-redis_url_option = click.option(
-    "--redis-url", default=None, help="Redis URL (default: FIXMEM_REDIS_URL, else the running `fixmem up`)."
-)
-data_dir_option = click.option(
-    "--data-dir", type=click.Path(path_type=Path), default=None, help="Data directory (FIXMEM_DATA_DIR)."
-)
-verbose_option = click.option("-v", "--verbose", is_flag=True, help="Log debug lines and RQ's per-job lines.")
-
-
-def load_settings(**overrides: Any) -> Settings:
-    """Settings from the environment with the given flag values on top (None: not given)."""
-    return Settings.from_env(**overrides)
 
 
 def _exit_with_parent(parent: int | None, stop: threading.Event, *, signal_self: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any, BinaryIO
@@ -12,7 +13,7 @@ import orjson
 
 from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
-from fixmem.pipeline_cli import load_settings, redis_url_option
+from fixmem.options import load_settings, redis_url_option
 from ingest import dead_letters
 from ingest.errors import InvalidEvent
 from ingest.publish import encode_event, publish_many
@@ -127,6 +128,20 @@ def _pairs(values: dict[str, int] | Any) -> str:
     return ", ".join(f"{k} {v}" for k, v in values.items()) or "-"
 
 
+_LETTER_ID = re.compile(r"(\d{1,20})-(\d{1,20})")
+
+
+def _letter_ids(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Check dead-letter ids as ``list`` prints them (``<ms>-<seq>``, each < 2**64; "-" for --after)."""
+    for text in value if isinstance(value, tuple) else (value,):
+        match = _LETTER_ID.fullmatch(text)
+        if not (match and all(int(part) < 2**64 for part in match.groups())) and text != param.default:
+            raise click.BadParameter(
+                f"{text!r} is not a dead-letter id: expected <ms>-<seq> such as 1700000000000-0"
+            )
+    return value
+
+
 @click.group("dead-letters")
 def dead_letters_group() -> None:
     """List, show, replay or purge refused events (the dead-letter stream)."""
@@ -135,7 +150,7 @@ def dead_letters_group() -> None:
 @dead_letters_group.command("list")
 @click.option("--reason", default=None, help="Only this reason (e.g. invalid_json).")
 @click.option("--count", type=click.IntRange(1), default=50, show_default=True)
-@click.option("--after", default="-", help="Start after this dead-letter id.")
+@click.option("--after", callback=_letter_ids, default="-", help="Start after this dead-letter id.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @redis_url_option
 def dl_list(reason: str | None, count: int, after: str, as_json: bool, redis_url: str | None) -> None:
@@ -157,7 +172,7 @@ def dl_list(reason: str | None, count: int, after: str, as_json: bool, redis_url
 
 
 @dead_letters_group.command("show")
-@click.argument("letter_id")
+@click.argument("letter_id", callback=_letter_ids)
 @redis_url_option
 def dl_show(letter_id: str, redis_url: str | None) -> None:
     """Show one dead letter with its full payload."""
@@ -192,7 +207,7 @@ def _selected(
 
 
 @dead_letters_group.command("replay")
-@click.argument("ids", nargs=-1)
+@click.argument("ids", nargs=-1, callback=_letter_ids)
 @click.option("--all", "everything", is_flag=True, help="Replay every dead letter.")
 @click.option("--to", "target", default=None, help="Publish to this stream instead of each letter's origin.")
 @click.option("--no-validate", is_flag=True, help="Re-publish even payloads that still do not validate.")
@@ -222,7 +237,7 @@ def dl_replay(
 
 
 @dead_letters_group.command("purge")
-@click.argument("ids", nargs=-1)
+@click.argument("ids", nargs=-1, callback=_letter_ids)
 @click.option("--all", "everything", is_flag=True, help="Delete every dead letter.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation with --all.")
 @redis_url_option

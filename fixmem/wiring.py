@@ -10,19 +10,20 @@ from __future__ import annotations
 import logging
 import socket
 from pathlib import Path
-
-import redis
+from typing import TYPE_CHECKING
 
 from fixmem.errors import CliError, ExitCode, RedisUnavailable
-from fixmem.redis_server import MIN_REDIS_VERSION, version_supported
 from fixmem.settings import Settings
-from ingest.connection import REDIS_DOWN, connect
-from ingest.consumer import ConsumerConfig, Route
-from store import FixStore, LockFactory
-from workers.extraction import Limits
-from workers.jobs import WorkerContext
-from workers.locks import redis_lock_factory
-from workers.worker import WorkerOptions
+
+# The parts below are imported where they are built, not here: `fixmem recall` needs the store only,
+# `fixmem status` a Redis client only (redis-py, the consumer, the workers and RQ are costly imports).
+if TYPE_CHECKING:
+    import redis
+
+    from ingest.consumer import ConsumerConfig
+    from store import FixStore, LockFactory
+    from workers.jobs import WorkerContext
+    from workers.worker import WorkerOptions
 
 log = logging.getLogger("fixmem.wiring")
 
@@ -52,6 +53,10 @@ def redis_client(settings: Settings, *, ping: bool = True, check_version: bool =
     Raises RedisUnavailable (exit 69) naming the URL when there is none or it does not answer, and CliError
     (exit 69) when it is too old.
     """
+    import redis  # noqa: PLC0415
+
+    from ingest.connection import REDIS_DOWN, connect  # noqa: PLC0415
+
     url = resolve_redis_url(settings)
     if url is None:
         raise RedisUnavailable("(none configured)", "FIXMEM_REDIS_URL is unset and no `fixmem up` is running")
@@ -76,6 +81,10 @@ def require_supported_version(client: redis.Redis, url: str) -> None:
 
     A server whose ``INFO`` is disabled (some managed services rename it) is let through with a warning.
     """
+    import redis  # noqa: PLC0415
+
+    from fixmem.redis_server import MIN_REDIS_VERSION, version_supported  # noqa: PLC0415
+
     try:
         version = str(client.info("server").get("redis_version", ""))
     except redis.exceptions.ResponseError as exc:
@@ -95,12 +104,16 @@ def lock_factory(settings: Settings, client: redis.Redis | None) -> LockFactory 
     """The project lock all writers use around the store's flock: a Redis lease (``store_lock=redis``),
     else none (the flock alone)."""
     if settings.store_lock == "redis" and client is not None:
+        from workers.locks import redis_lock_factory  # noqa: PLC0415
+
         return redis_lock_factory(client, lease=settings.lock_lease_seconds, wait=settings.lock_wait_seconds)
     return None
 
 
 def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
     """The FixStore of ``settings.data_dir`` with the configured lock (pass the client for Redis locks)."""
+    from store import FixStore  # noqa: PLC0415
+
     return FixStore(settings.data_dir, cap=settings.rotation_cap, lock_factory=lock_factory(settings, client))
 
 
@@ -124,6 +137,8 @@ def consumer_name(settings: Settings, index: int | None = None) -> str:
 
 def consumer_config(settings: Settings, *, name: str | None = None) -> ConsumerConfig:
     """The consumer's configuration: live stream first, then backfill."""
+    from ingest.consumer import ConsumerConfig, Route  # noqa: PLC0415
+
     return ConsumerConfig(
         routes=(
             Route(settings.stream, settings.live_queue, "live", by_project=False),
@@ -159,6 +174,8 @@ def consumer_config(settings: Settings, *, name: str | None = None) -> ConsumerC
 
 def worker_options(settings: Settings, *, name: str | None = None) -> WorkerOptions:
     """The worker's configuration: live queue first, then backfill."""
+    from workers.worker import WorkerOptions  # noqa: PLC0415
+
     return WorkerOptions(
         queues=(settings.live_queue, settings.backfill_queue),
         name=name,
@@ -172,6 +189,9 @@ def worker_options(settings: Settings, *, name: str | None = None) -> WorkerOpti
 
 def worker_context(settings: Settings, client: redis.Redis, *, name: str = "worker") -> WorkerContext:
     """What ``process_batch`` needs in this process."""
+    from workers.extraction import Limits  # noqa: PLC0415
+    from workers.jobs import WorkerContext  # noqa: PLC0415
+
     return WorkerContext(
         client=client,
         store=make_store(settings, client),

@@ -134,7 +134,8 @@ def test_fixmem_bench_passes_its_arguments_to_the_suite(capfd: pytest.CaptureFix
 @pytest.mark.slow
 def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "extraction", "recall", "--results", str(tmp_path)],
+        [sys.executable, "-m", "bench", "--quick", "extraction", "recall", "startup",
+         "--results", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
@@ -145,5 +146,9 @@ def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     recall = orjson.loads((tmp_path / "recall.json").read_bytes())
     assert [r["entries"] for r in recall["summary"]["rows"]] == [50, 500]
     assert all(r["http_p50_ms"] > 0 for r in recall["summary"]["rows"])
+    startup = orjson.loads((tmp_path / "startup.json").read_bytes())
+    assert set(startup["summary"]["rows"]) == {"version", "help", "recall", "status"}
+    assert all(len(samples) == 2 for samples in startup["samples_ms"].values())
     summary = (tmp_path / "SUMMARY.md").read_text()
     assert "3. Recall, 500 entries" in summary and "4. Extraction" in summary
+    assert "8. Start-up, `fixmem status`" in summary

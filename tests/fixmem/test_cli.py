@@ -137,6 +137,34 @@ def test_dead_letters_list_show_replay_purge(
     assert redis_client.xlen(keys.DEFAULT_DEAD_STREAM) == 0
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["dead-letters", "show", "nope"],
+        ["dead-letters", "show", "18446744073709551616-0"],  # past Redis's 64-bit milliseconds
+        ["dead-letters", "replay", "1-1", "nope"],
+        ["dead-letters", "purge", "nope"],
+        ["dead-letters", "list", "--after", "1-x"],
+    ],
+)
+def test_a_malformed_dead_letter_id_is_a_usage_error(
+    env: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "not a dead-letter id" in err and "1700000000000-0" in err and "Traceback" not in err
+
+
+def test_a_well_formed_absent_dead_letter_id_is_not_found(
+    env: Path, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str]
+) -> None:
+    redis_client.xadd(keys.DEFAULT_DEAD_STREAM, {"reason": "invalid_json"}, id="5-0")
+    for absent in ("5-1", "18446744073709551615-18446744073709551615"):
+        assert main(["dead-letters", "show", absent]) == ExitCode.NOT_FOUND
+        assert f"no dead letter {absent} in {keys.DEFAULT_DEAD_STREAM}" in capsys.readouterr().err
+    assert main(["dead-letters", "show", "5-0"]) == 0
+
+
 def test_unreachable_redis_is_one_line_with_the_url(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -295,27 +295,48 @@ def _job(client: redis.Redis, job_id: str) -> Job:
     return Job.fetch(job_id, connection=client, serializer=JSONSerializer)
 
 
+class HoldAfter(Recorder):
+    """A listener that holds the run once ``events`` are published, until the test lets it go on."""
+
+    def __init__(self, events: int) -> None:
+        super().__init__()
+        self.hold_at = events
+        self.held, self.go_on = threading.Event(), threading.Event()
+
+    def published(self, events: int) -> None:
+        super().published(events)
+        if self.events >= self.hold_at and not self.held.is_set():
+            self.held.set()
+            self.go_on.wait(timeout=30)
+
+
 def test_publishing_waits_while_too_many_backfill_jobs_wait_for_a_worker(
     redis_client: redis.Redis, corpus: Path
 ) -> None:
     """Unread events and queued jobs both hold events in Redis: the run bounds both."""
-    recorder = Recorder()
-    results: list[RunResult] = []
     cfg = config(max_backlog=1000, max_queued_jobs=2, commit_events=1)
+    consumer = consume(redis_client)  # jobs of at most 3 events
+    recorder = HoldAfter(events=3 * (cfg.max_queued_jobs + 1))  # enough for more than max_queued_jobs jobs
+    assert recorder.hold_at < len(expected_events(corpus))  # so the run publishes again after the hold
+    results: list[RunResult] = []
     run = threading.Thread(
         target=lambda: results.append(run_backfill(redis_client, [corpus], cfg, listener=recorder))
     )
-    consumer = consume(redis_client)  # jobs of at most 3 events
     queue = Queue(keys.DEFAULT_BACKFILL_QUEUE, connection=redis_client, serializer=JSONSerializer)
     run.start()
     deadline = time.monotonic() + 30
-    while not any(m and "wait for a worker" in m for m in recorder.messages) and time.monotonic() < deadline:
+    assert recorder.held.wait(timeout=30)
+    # the barrier: the run publishes again only once the consumer has built the jobs it must wait for
+    while queue.count <= cfg.max_queued_jobs and time.monotonic() < deadline:
         consumer.cycle(block=False)
+    assert queue.count > cfg.max_queued_jobs
+    recorder.go_on.set()
+    while not any(m and "wait for a worker" in m for m in recorder.messages) and time.monotonic() < deadline:
         time.sleep(0.02)
     waits = [
         int(m.split()[0]) for m in recorder.messages if m and m.endswith("backfill jobs wait for a worker")
     ]
-    assert waits and min(waits) > 2  # more than max_queued_jobs
+    assert waits and min(waits) > cfg.max_queued_jobs
     assert run.is_alive() and len(stream_events(redis_client)) < len(expected_events(corpus))
     while run.is_alive() and time.monotonic() < deadline:  # workers take the jobs: publishing goes on
         consumer.cycle(block=False)
