@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from fixmem.eval_dataset import (
+from evals.recall import DATASET
+from evals.recall.dataset import (
     CATEGORY_KINDS,
     EVAL_NOW,
     DatasetError,
@@ -19,8 +20,6 @@ from fixmem.eval_dataset import (
     to_fix_entry,
 )
 from store.entry import FixEntry
-
-DATASET = Path(__file__).resolve().parents[2] / "evals" / "recall"
 
 
 def _project(owner: str = "o", key: str = "p", labels: tuple[str, ...] = ("a", "b")) -> dict[str, Any]:
