@@ -47,9 +47,9 @@ SPACE: dict[str, tuple[float, float]] = {
     "min_score": (0.05, 0.6),
 }
 # Not searched: ``coverage_min_words`` stays at its reasoned 2 (a query needs two distinctive words'
-# weight to cover an entry fully; see store/ranking.py). Searched too (as 0..10 nats), the tuning half,
-# which holds few generic probes, could not tell it from no damping, and the pick that had dropped it
-# answered two held-out generic probes (docs/decisions.md, "Recall evaluation", phase 2).
+# weight to cover an entry fully; see store/ranking.py). The tuning half holds too few generic probes to
+# tell a damping from none, so searching it overfits (measured: docs/decisions.md, "Recall evaluation",
+# phase 2).
 
 
 NEIGHBOURHOOD = (0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.15)

@@ -23,7 +23,7 @@ def report(built: BuiltEval) -> RecallReport:
 
 
 def test_recall_quality_stays_above_the_floors(report: RecallReport) -> None:
-    """The guard of issue 9: a ranking change that hurts recall quality cannot land silently."""
+    """The guard: a ranking change that hurts recall quality cannot land silently."""
     missed = shortfalls(report.overall, FLOORS)
     assert not missed, "recall quality fell under the floors: " + "; ".join(missed) + " (run: fixmem eval)"
 
