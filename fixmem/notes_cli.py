@@ -35,13 +35,14 @@ from store.notes import (
     MemoryUnreadable,
     Note,
     NoteRejected,
+    Suggestion,
     new_note,
     note_from_fix,
     promoted_ids,
     suggest_notes,
 )
 from store.notes.check import check_json, check_notes, check_text
-from store.notes.promote import find_fix, promote_command
+from store.notes.promote import find_fix, promote_command, suggestion_lines
 from store.notes.workspace import append_note, git_head, known_commits, memory_path, read_memory
 
 # -- commands ------------------------------------------------------------------------------------------
@@ -187,23 +188,16 @@ def suggest(
     if fmt == "json":
         click.echo(json.dumps([asdict(s) for s in found], indent=2))
         return
-    if not found:
-        click.echo(f"no suggestions for {project!r} ({len(entries)} entries read; nothing was written)")
-        return
-    click.echo(f"{len(found)} suggestion(s) for {project!r} (read-only; nothing was written):")
-    for number, item in enumerate(found, start=1):
-        click.echo(f"\n{number}. {item.kind}: {item.subject}")
-        click.echo(f"   why: {item.reason}")
-        click.echo(f"   evidence: {', '.join(item.evidence)}")
-        command = promote_command(
-            item.fix_id,
-            item.kind,
-            project=project,
-            owner=owner,
-            data_dir=str(Path(data_dir).expanduser().resolve()) if data_dir else None,
-            workspace=str(_workspace(workspace)) if workspace != "." else None,
+    data = str(Path(data_dir).expanduser().resolve()) if data_dir else None
+    where = str(_workspace(workspace)) if workspace != "." else None
+
+    def command(item: Suggestion) -> str:
+        return promote_command(
+            item.fix_id, item.kind, project=project, owner=owner, data_dir=data, workspace=where
         )
-        click.echo(f"   promote: {command}")
+
+    for line in suggestion_lines(found, project, len(entries), command):
+        click.echo(line)
 
 
 def _find_fix(store: FixStore, owner: str, project: str | None, fix_id: str) -> FixEntry:

@@ -53,7 +53,7 @@ def children(settings: Settings, url: str, workers: int) -> list[ChildSpec]:
     parent = ["--parent-pid", str(os.getpid())]  # children stop if this supervisor is killed
     specs = [ChildSpec("ingest", [*fixmem, "ingest", "--name", consumer_name(settings, 0), *parent], env)]
     specs += [ChildSpec(f"worker-{i}", [*fixmem, "worker", *parent], env) for i in range(workers)]
-    # The HTTP API and /metrics (issue 5) join in run_up: fixmem.up_api (its port, token, lines).
+    # The HTTP API and /metrics join in run_up: fixmem.up_api (its port, token, lines).
     return specs
 
 

@@ -1,10 +1,12 @@
-"""Turning a fix into a note: find the fix a person named, and the command line that promotes a suggestion."""
+"""Turning a fix into a note: suggestions as text, the command that promotes one, the fix a person named."""
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable, Sequence
 
 from store import FixEntry, FixStore
+from store.notes.suggest import Suggestion
 
 
 def find_fix(store: FixStore, owner: str, project: str | None, fix_id: str) -> FixEntry | None:
@@ -34,3 +36,20 @@ def promote_command(
     if workspace is not None:
         argv += ["--workspace", workspace]
     return shlex.join(argv)
+
+
+def suggestion_lines(
+    found: Sequence[Suggestion], project: str, read: int, command_of: Callable[[Suggestion], str]
+) -> list[str]:
+    """``fixmem notes suggest``'s text: each suggestion, why, its evidence and its promote command."""
+    if not found:
+        return [f"no suggestions for {project!r} ({read} entries read; nothing was written)"]
+    lines = [f"{len(found)} suggestion(s) for {project!r} (read-only; nothing was written):"]
+    for number, item in enumerate(found, start=1):
+        lines += [
+            f"\n{number}. {item.kind}: {item.subject}",
+            f"   why: {item.reason}",
+            f"   evidence: {', '.join(item.evidence)}",
+            f"   promote: {command_of(item)}",
+        ]
+    return lines
