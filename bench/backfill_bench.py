@@ -83,7 +83,7 @@ def pipeline(data_dir: Path, workers: int, live_only: int = 0) -> Iterator[tuple
     server = EmbeddedRedis(data_dir=data_dir / "redis", appendonly=True)
     url = server.start()
     env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
-    fixmem = [sys.executable, "-m", "fixmem.child"]  # as `fixmem up` starts its children
+    fixmem = [sys.executable, "-m", "fixmem.pipeline_main"]  # as `fixmem up` starts its children
     procs = {"consumer": subprocess.Popen([*fixmem, "ingest", "--name", "bench"], env=env)}
     for i in range(workers):
         own = {**env, "FIXMEM_BACKFILL_QUEUE": "fixmem-bench-none"} if i < live_only else env

@@ -2,8 +2,8 @@
 
 Run: ``python -m bench.pipeline_bench [--events N] [--workers W] [--quick]``. Prints JSON and writes
 ``bench/results/pipeline.json``. Everything is real: an embedded ``redis-server`` (AOF everysec, as
-``fixmem up`` runs it), the consumer and the workers as separate processes (``python -m fixmem.child``),
-files with fsync in a temporary data directory.
+``fixmem up`` runs it), the consumer and the workers as separate processes
+(``python -m fixmem.pipeline_main``), files with fsync in a temporary data directory.
 
 - *pipeline*: consumer + W workers started and idle; then N turn events are XADDed in pipelined chunks of
   1,000 (raw bytes: the harness side's validation is measured separately); the clock stops when the fleet
@@ -131,7 +131,7 @@ def make_event(i: int, projects: int) -> bytes:
 
 def _spawn(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "fixmem.child", *args], cwd=ROOT, env=env,
+        [sys.executable, "-m", "fixmem.pipeline_main", *args], cwd=ROOT, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 

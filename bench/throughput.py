@@ -1,8 +1,8 @@
 """Benchmarks 1, 6 and 7: pipeline throughput against one RQ job per event, peak memory, and scaling.
 
 A pipeline run starts an idle fleet with ``bench.backfill_bench.pipeline`` (a private embedded Redis, the
-consumer and W workers as ``python -m fixmem.child``, as ``fixmem up`` starts them), XADDs the events in
-pipelined chunks and stops the clock when the fleet counters account for every event. The
+consumer and W workers as ``python -m fixmem.pipeline_main``, as ``fixmem up`` starts them), XADDs the
+events in pipelined chunks and stops the clock when the fleet counters account for every event. The
 baseline is ``bench.baseline``: one plain RQ job per event (each job: parse, extract, append its entry to
 the same store) for RQ's default fork-per-job ``Worker`` or ``SimpleWorker``. This module feeds them
 the realistic events of ``bench.generator`` and watches the child processes' peak RSS

@@ -1,19 +1,8 @@
 """Named exit codes and the translation of library errors into one-line CLI errors.
 
-Exit codes follow sysexits(3) where one fits:
-
-====  ====================  ============================================================
-0     OK
-1     FAILURE               the command ran and found a problem (e.g. a child kept crashing)
-2     USAGE                 bad arguments (click)
-65    DATA_ERROR            input that is not valid (an event, a JSONL line)
-66    NOT_FOUND             the thing named does not exist (a dead letter, an entry)
-69    REDIS_UNAVAILABLE     Redis cannot be reached, or refuses (OOM, wrong type)
-74    STORE_UNAVAILABLE     the data directory cannot be read or written
-75    TIMEOUT               waited and it did not finish (``up --demo``, ``ingest --burst``, a project lock)
-78    CONFIG_ERROR          a setting or environment variable has a wrong value
-130   INTERRUPTED           stopped by Ctrl-C
-====  ====================  ============================================================
+Exit codes follow sysexits(3) where one fits. ``ExitCode`` is the one list of them, and
+``EXIT_CODE_MEANINGS`` says what each means; the README's table is ``exit_codes_markdown()`` (a test
+keeps the two equal).
 """
 
 from __future__ import annotations
@@ -25,11 +14,12 @@ import click
 
 
 class ExitCode(IntEnum):
-    """Process exit statuses of ``fixmem`` (see the module docstring)."""
+    """Process exit statuses of ``fixmem`` (meanings in ``EXIT_CODE_MEANINGS``)."""
 
     OK = 0
     FAILURE = 1
     USAGE = 2
+    BELOW_FLOORS = 3
     DATA_ERROR = 65
     NOT_FOUND = 66
     REDIS_UNAVAILABLE = 69
@@ -37,6 +27,31 @@ class ExitCode(IntEnum):
     TIMEOUT = 75
     CONFIG_ERROR = 78
     INTERRUPTED = 130
+
+
+EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.OK: "done",
+    ExitCode.FAILURE: "the command ran and found a problem (a child kept crashing, `notes check` found "
+    "malformed lines, a memory file cannot be written, a fix is not found or already promoted, an import "
+    "file has invalid lines)",
+    ExitCode.USAGE: "bad arguments (click), a refused note",
+    ExitCode.BELOW_FLOORS: "`eval --check`: recall quality is under its floors",
+    ExitCode.DATA_ERROR: "input that is not valid (an event, a JSONL line, the eval dataset)",
+    ExitCode.NOT_FOUND: "the thing named does not exist (a dead letter, an entry)",
+    ExitCode.REDIS_UNAVAILABLE: "Redis cannot be reached, refuses (OOM, wrong type) or is older than 6.2 "
+    "(the message names the URL and what to do)",
+    ExitCode.STORE_UNAVAILABLE: "the data directory cannot be read or written",
+    ExitCode.TIMEOUT: "waited and it did not finish (`up --demo`, `ingest --burst` under backpressure with "
+    "no worker, `forget`/`import` while a project lock stays held)",
+    ExitCode.CONFIG_ERROR: "a setting or environment variable has a wrong value",
+    ExitCode.INTERRUPTED: "stopped by Ctrl-C",
+}
+
+
+def exit_codes_markdown() -> str:
+    """The exit codes as the README's markdown table, one row per ``ExitCode`` member."""
+    rows = [f"| {int(code)} | `{code.name}` | {EXIT_CODE_MEANINGS[code]} |" for code in ExitCode]
+    return "\n".join(["| code | name | meaning |", "|---|---|---|", *rows])
 
 
 class CliError(click.ClickException):

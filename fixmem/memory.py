@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from fixmem.notes_io import workspace_prompt_block
 from fixmem.settings import Settings
 from ingest.project_key import project_key_for
 from ingest.schema import WIRE_VERSION, derive_event_id, validate_event
 from store import FixEntry, FixStore, Recalled
 from store import prompt_block as render_block
+from store.notes.workspace import workspace_prompt_block
 from workers.extraction import extract
 
 

@@ -1,30 +1,30 @@
 """``fixmem notes add|check|suggest|promote``, ``fixmem export`` and ``fixmem import``.
 
-Thin shells: the grammar, renderer and review queue are pure (``store.notes``); the export digest and the
-JSONL parsing are ``store.export``; the memory file and git are ``fixmem.notes_io``. Today's date is read
-here and nowhere else.
+Adapters: the grammar, renderer, check report and review queue are ``store.notes`` (pure), the memory
+file and git ``store.notes.workspace``; the export digest and the JSONL parsing are ``store.export``.
+Today's date is read here and nowhere else.
 
-Exit codes: 0 ok; 1 (``EXIT_FAILED``) when ``notes check`` found malformed lines, a file or log cannot
-be read or written, a fix id is not found or already promoted, or an import file has invalid lines
-(nothing imported); 2 usage errors (click), including a refused note (unknown kind, empty subject).
+Exit codes (``fixmem.errors.ExitCode``): ``FAILURE`` when ``notes check`` found malformed lines, a file or
+log cannot be read or written, a fix id is not found or already promoted, or an import file has invalid
+lines (nothing imported); ``USAGE`` for usage errors (click), including a refused note (unknown kind,
+empty subject).
 """
 
 from __future__ import annotations
 
 import getpass
 import json
-import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import date
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import click
 
 from fixmem import wiring
-from fixmem.notes_io import append_note, git_head, known_commits, memory_path, read_memory
+from fixmem.errors import CliError, ExitCode
 from fixmem.settings import Settings
 from store import FixEntry, FixStore, StoreError
 from store.export import ImportRefused, export_log, import_log
@@ -35,22 +35,15 @@ from store.notes import (
     MemoryUnreadable,
     Note,
     NoteRejected,
+    Suggestion,
     new_note,
     note_from_fix,
     promoted_ids,
-    stale_flags,
     suggest_notes,
 )
-from store.notes.render import STALE_MARK
-
-EXIT_FAILED: Final = 1
-
-
-class MalformedMemory(click.ClickException):
-    """Raised by ``notes check`` when the memory file has malformed lines (exit status 1)."""
-
-    exit_code = EXIT_FAILED
-
+from store.notes.check import check_json, check_notes, check_text
+from store.notes.promote import find_fix, promote_command, suggestion_lines
+from store.notes.workspace import append_note, git_head, known_commits, memory_path, read_memory
 
 # -- commands ------------------------------------------------------------------------------------------
 
@@ -149,28 +142,6 @@ def add(workspace: str, kind: str, subject: str, body: str) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class _Checked:
-    note: Note
-    stale: bool
-    shown: bool
-
-
-def _check_rows(memory: MemoryFile, known: frozenset[str], ceiling: int) -> list[_Checked]:
-    flags = stale_flags(memory.notes, known)
-    first_shown = max(0, len(memory.notes) - ceiling)
-    return [
-        _Checked(note, stale, index >= first_shown)
-        for index, (note, stale) in enumerate(zip(memory.notes, flags, strict=True))
-    ]
-
-
-def _provenance(note: Note) -> str:
-    parts = [f"learned {note.learned.isoformat()}"] if note.learned else []
-    parts += [f"commit {note.commit}"] if note.commit else []
-    return f" ({' · '.join(parts)})" if parts else " (no provenance)"
-
-
 @notes.command("check")
 @workspace_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -182,68 +153,15 @@ def check(ctx: click.Context, workspace: str, fmt: str) -> None:
     ceiling = _settings(ctx).notes_ceiling
     memory = _memory(where)
     known = known_commits(where) if memory is not None else frozenset()
-    rows = _check_rows(memory or MemoryFile(), known, ceiling)
+    rows = check_notes(memory or MemoryFile(), known, ceiling)
     malformed = memory.malformed if memory is not None else ()
     if fmt == "json":
-        click.echo(json.dumps(_check_json(path, memory, rows, ceiling, checked=bool(known)), indent=2))
+        click.echo(json.dumps(check_json(path, memory, rows, ceiling, checked=bool(known)), indent=2))
     else:
-        _check_text(path, memory, rows, ceiling, checked=bool(known))
+        for line, to_stderr in check_text(path, memory, rows, ceiling, checked=bool(known)):
+            click.echo(line, err=to_stderr)
     if malformed:
-        raise MalformedMemory(f"{len(malformed)} malformed line(s) in {path}")
-
-
-def _check_json(
-    path: Path, memory: MemoryFile | None, rows: list[_Checked], ceiling: int, *, checked: bool
-) -> dict[str, Any]:
-    return {
-        "path": str(path),
-        "exists": memory is not None,
-        "ceiling": ceiling,
-        "commits_checked": checked,
-        "notes": [
-            {
-                "line": r.note.line,
-                "kind": r.note.kind,
-                "subject": r.note.subject,
-                "body": r.note.body,
-                "learned": r.note.learned.isoformat() if r.note.learned else None,
-                "commit": r.note.commit,
-                "stale": r.stale,
-                "shown": r.shown,
-            }
-            for r in rows
-        ],
-        "malformed": [
-            {"line": m.line, "text": m.text, "reason": m.reason, "lost_block": m.lost_block}
-            for m in (memory.malformed if memory else ())
-        ],
-    }
-
-
-def _check_text(
-    path: Path, memory: MemoryFile | None, rows: list[_Checked], ceiling: int, *, checked: bool
-) -> None:
-    if memory is None:
-        click.echo(f"no memory file at {path} (add one with: fixmem notes add)")
-        return
-    stale = [r for r in rows if r.stale]
-    hidden = sum(1 for r in rows if not r.shown)
-    click.echo(
-        f"{path}: {len(rows)} note(s), {len(memory.malformed)} malformed line(s), {len(stale)} stale note(s)"
-    )
-    for r in rows:
-        marks = "" if r.shown else "  [beyond the ceiling]"
-        marks += f"  {STALE_MARK}" if r.stale else ""
-        click.echo(f"  {r.note.line:>5}  {r.note.kind:<10}  {r.note.subject}{_provenance(r.note)}{marks}")
-    if hidden:
-        click.echo(f"{hidden} older note(s) are beyond the ceiling of {ceiling} and do not reach the prompt")
-    if not checked:
-        click.echo("commits not checked (not a git repository, no commits, or a shallow clone)")
-    for r in stale:
-        click.echo(f"stale: {path}:{r.note.line}: {r.note.subject}: commit {r.note.commit} {STALE_MARK}")
-    for m in memory.malformed:
-        what = "block not read" if m.lost_block else "provenance not read"
-        click.echo(f"malformed: {path}:{m.line}: {m.text.strip()!r}: {m.reason} ({what})", err=True)
+        raise CliError(f"{len(malformed)} malformed line(s) in {path}", ExitCode.FAILURE)
 
 
 # -- the review queue ------------------------------------------------------------------------------
@@ -270,44 +188,27 @@ def suggest(
     if fmt == "json":
         click.echo(json.dumps([asdict(s) for s in found], indent=2))
         return
-    if not found:
-        click.echo(f"no suggestions for {project!r} ({len(entries)} entries read; nothing was written)")
-        return
-    click.echo(f"{len(found)} suggestion(s) for {project!r} (read-only; nothing was written):")
-    for number, item in enumerate(found, start=1):
-        click.echo(f"\n{number}. {item.kind}: {item.subject}")
-        click.echo(f"   why: {item.reason}")
-        click.echo(f"   evidence: {', '.join(item.evidence)}")
-        command = _promote_command(
-            item.fix_id, item.kind, project=project, owner=owner, data_dir=data_dir, workspace=workspace
+    data = str(Path(data_dir).expanduser().resolve()) if data_dir else None
+    where = str(_workspace(workspace)) if workspace != "." else None
+
+    def command(item: Suggestion) -> str:
+        return promote_command(
+            item.fix_id, item.kind, project=project, owner=owner, data_dir=data, workspace=where
         )
-        click.echo(f"   promote: {command}")
 
-
-def _promote_command(
-    fix_id: str, kind: str, *, project: str, owner: str, data_dir: str | None, workspace: str
-) -> str:
-    """The ``fixmem notes promote`` command line for a suggestion, quoted for a POSIX shell: it names
-    the same owner, project, data directory and workspace that ``notes suggest`` read."""
-    argv = ["fixmem", "notes", "promote", fix_id, "--kind", kind, "--project", project, "--owner", owner]
-    if data_dir:
-        argv += ["--data-dir", str(Path(data_dir).expanduser().resolve())]
-    if workspace != ".":
-        argv += ["--workspace", str(_workspace(workspace))]
-    return shlex.join(argv)
+    for line in suggestion_lines(found, project, len(entries), command):
+        click.echo(line)
 
 
 def _find_fix(store: FixStore, owner: str, project: str | None, fix_id: str) -> FixEntry:
     try:
-        keys = [project] if project is not None else store.projects(owner)
-        for key in keys:
-            for entry in store.read(owner, key).entries:
-                if entry.id == fix_id:
-                    return entry
+        found = find_fix(store, owner, project, fix_id)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
-    where = f"project {project!r}" if project is not None else f"any project of {owner!r}"
-    raise click.ClickException(f"no fix {fix_id} in {where}")
+    if found is None:
+        where = f"project {project!r}" if project is not None else f"any project of {owner!r}"
+        raise click.ClickException(f"no fix {fix_id} in {where}")
+    return found
 
 
 @notes.command("promote")

@@ -43,7 +43,7 @@ class Settings(BaseModel):
     stream: str = keys.DEFAULT_STREAM
     max_event_bytes: int = Field(default=1 << 20, ge=1024)
 
-    # Pipeline (issue 4): streams, consumer, queues, workers. Key defaults live in ingest/keys.py.
+    # Pipeline: streams, consumer, queues, workers. Key defaults live in ingest/keys.py.
     backfill_stream: str = keys.DEFAULT_BACKFILL_STREAM  # replayed turns; read after live ones
     dead_stream: str = keys.DEFAULT_DEAD_STREAM
     dead_stream_max_len: int = Field(default=100_000, ge=100)  # approximate cap on kept dead letters
@@ -79,7 +79,7 @@ class Settings(BaseModel):
     lock_wait_seconds: float = Field(default=60.0, gt=0)
     redis_timeout_seconds: float = Field(default=5.0, gt=0)  # socket timeouts of clients we create
 
-    # Backfill (issue 6): `fixmem backfill` publishes to backfill_stream, within these limits
+    # Backfill: `fixmem backfill` publishes to backfill_stream, within these limits
     backfill_rate: float = Field(default=500.0, ge=0)  # events/s; 0: no limit
     backfill_max_backlog: int = Field(default=50, ge=1)  # this run's events the consumer has not read yet
     backfill_max_queued_jobs: int = Field(default=20, ge=1)  # backfill jobs waiting for a worker
@@ -95,7 +95,7 @@ class Settings(BaseModel):
     rotation_cap: int = Field(default=500, ge=1)
     notes_ceiling: int = Field(default=40, ge=0)  # notes of .fixmem/memory.md that reach the prompt
 
-    # HTTP API and metrics (issue 5): `fixmem serve`, also started by `fixmem up`
+    # HTTP API and metrics: `fixmem serve`, also started by `fixmem up`
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8765, ge=0, le=65535)
     api_tokens: SecretStr | None = None  # bearer tokens -> owners: "token1:alice,token2:bob"

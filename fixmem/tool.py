@@ -22,9 +22,9 @@ from typing import Annotated, Any, Final, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from fixmem.notes_io import workspace_prompt_block
 from fixmem.settings import Settings
 from store import FixStore, Recalled, prompt_block
+from store.notes.workspace import workspace_prompt_block
 
 TOOL_NAME: Final = "recall_fixes"
 TOOL_TITLE: Final = "Recall past fixes"

@@ -6,7 +6,7 @@
    commands find it.
 2. Children, supervised (restarted with backoff when they crash): the consumer (``fixmem ingest``),
    ``workers`` workers (``fixmem worker``) and the HTTP API with ``/metrics`` (``fixmem serve``, see
-   ``fixmem.api_child``).
+   ``fixmem.up_api``).
 3. It prints where things are: the data directory, Redis, the children's pids, the API's URLs and a token,
    the streams and queues, the bundled ``redis-cli`` (to ``XADD`` by hand) and how to publish.
 4. Optionally the demo; with ``--exit``, stop after it.
@@ -30,12 +30,12 @@ from typing import TextIO
 
 import redis
 
-from fixmem.api_child import api_child
 from fixmem.demo import run_demo
 from fixmem.errors import CliError, ExitCode
 from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError, redis_cli_binary
 from fixmem.settings import Settings
 from fixmem.supervisor import ChildSpec, Supervisor
+from fixmem.up_api import api_child
 from fixmem.wiring import consumer_name, make_store, redis_client, runtime_url_path
 from ingest.connection import REDIS_DOWN, connect
 
@@ -45,11 +45,15 @@ log = logging.getLogger("fixmem.up")
 def children(settings: Settings, url: str, workers: int) -> list[ChildSpec]:
     """The processes ``up`` supervises, in start order."""
     env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(settings.data_dir)}
-    fixmem = [sys.executable, "-m", "fixmem.child"]  # `fixmem ingest|worker`, minus the other commands
+    fixmem = [
+        sys.executable,
+        "-m",
+        "fixmem.pipeline_main",
+    ]  # `fixmem ingest|worker`, minus the other commands
     parent = ["--parent-pid", str(os.getpid())]  # children stop if this supervisor is killed
     specs = [ChildSpec("ingest", [*fixmem, "ingest", "--name", consumer_name(settings, 0), *parent], env)]
     specs += [ChildSpec(f"worker-{i}", [*fixmem, "worker", *parent], env) for i in range(workers)]
-    # The HTTP API and /metrics (issue 5) join in run_up: fixmem.api_child (its port, token, lines).
+    # The HTTP API and /metrics join in run_up: fixmem.up_api (its port, token, lines).
     return specs
 
 

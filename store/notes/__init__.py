@@ -1,7 +1,8 @@
 """Hand-written project memory: the ``.fixmem/memory.md`` grammar, its prompt block, and the review queue.
 
-Pure: text and values in, values out. The CLI shell (``fixmem notes``) reads the file, asks git for HEAD
-and the known commits, and writes; nothing here touches a file, a clock or a subprocess.
+Pure: text and values in, values out, except ``store.notes.workspace``, the thin shell that reads and
+appends the file and asks git for HEAD and the known commits; nothing else here touches a file, a clock
+or a subprocess.
 """
 
 from __future__ import annotations

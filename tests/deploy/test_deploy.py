@@ -12,6 +12,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -277,7 +278,10 @@ def test_k8s_api_probes_and_service_match_the_app() -> None:
 
 def test_dockerfile_installs_every_package_and_runs_a_real_command() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
-    for package in ("fixmem", "ingest", "workers", "store"):
+    shipped = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    packages = [pattern.rstrip("*") for pattern in shipped["include"]]  # every package the wheel ships
+    assert {"fixmem", "ingest", "workers", "store", "evals"} <= set(packages)
+    for package in packages:
         assert f"COPY {package} ./{package}" in text
     entrypoint = json.loads(re.search(r"^ENTRYPOINT (.+)$", text, re.M).group(1))  # type: ignore[union-attr]
     cmd = json.loads(re.search(r"^CMD (.+)$", text, re.M).group(1))  # type: ignore[union-attr]

@@ -65,8 +65,8 @@ def _fixmem(*args: str) -> list[str]:
 
 
 def _child(*args: str) -> list[str]:
-    """A pipeline process as `fixmem up` starts it (`fixmem.child`: quicker to start than the whole CLI)."""
-    return [sys.executable, "-m", "fixmem.child", *args]
+    """A pipeline process as `fixmem up` starts it (`fixmem.pipeline_main`: starts quicker than the CLI)."""
+    return [sys.executable, "-m", "fixmem.pipeline_main", *args]
 
 
 @pytest.fixture(scope="module")

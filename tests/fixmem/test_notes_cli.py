@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from fixmem.cli import main
-from fixmem.notes_io import append_note, workspace_prompt_block
 from store import FixEntry, FixStore, entry_id, estimate_tokens, prompt_block
 from store.export import jsonl_lines
 from store.notes import new_note, parse_memory
 from store.notes.render import STALE_MARK
+from store.notes.workspace import append_note, workspace_prompt_block
 
 MEMORY = Path(".fixmem") / "memory.md"
 

@@ -98,7 +98,7 @@ def test_pickled_payloads_are_refused_and_never_unpickled(
 
     env = {**os.environ, "FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(data_dir)}
     worker = subprocess.run(
-        [sys.executable, "-m", "fixmem.child", "worker", "--burst"],
+        [sys.executable, "-m", "fixmem.pipeline_main", "worker", "--burst"],
         cwd=ROOT, env=env, capture_output=True, timeout=120,
     )  # fmt: skip
     status = subprocess.run(

@@ -7,56 +7,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from evals.recall.fixtures import FILE_ALONE, NOTHING_RELEVANT, NOW, PROJECT_LOG, RIGHT_FIX_FIRST
 from store import FixEntry, FixStore, prompt_block
 from store.paths import project_files
 from tests.store.factories import OWNER, PROJECT, make_entry
-
-NOW = 1_800_000_000.0
-
-PROJECT_LOG = [
-    make_entry(
-        1,
-        "login times out for users on slow networks",
-        files=["src/auth/login.py"],
-        errors=["TimeoutError: login request took # seconds"],
-        solution="raised the auth client timeout and added a retry with backoff",
-    ),
-    make_entry(
-        2,
-        "serializer crashes when the user has no profile",
-        files=["src/api/serializers.py"],
-        errors=["KeyError: 'profile'"],
-        solution="default to an empty profile in UserSerializer.to_representation",
-    ),
-    make_entry(
-        3,
-        "invoice totals are off by one cent",
-        files=["src/billing/invoice.py"],
-        errors=["AssertionError: assert # == #"],
-        solution="round with Decimal.quantize instead of float rounding",
-    ),
-    make_entry(
-        4,
-        "app fails to start without pyyaml installed",
-        files=["pyproject.toml"],
-        errors=["ModuleNotFoundError: No module named 'yaml'"],
-        solution="added pyyaml to the dependencies",
-    ),
-    make_entry(
-        5,
-        "dark mode toggle does not persist after reload",
-        files=["web/src/settings/ThemeToggle.tsx"],
-        solution="store the theme in localStorage",
-        outcome="unverified",
-    ),
-    make_entry(
-        6,
-        "database connection pool exhausted under load",
-        files=["src/db/pool.py"],
-        errors=["OperationalError: too many connections"],
-        solution="capped the pool size and released connections in a finally block",
-    ),
-]
 
 
 @pytest.fixture
@@ -67,45 +21,22 @@ def store(data_dir: Path) -> FixStore:
     return store
 
 
-@pytest.mark.parametrize(
-    ("query", "kwargs", "expected"),
-    [
-        ("the login is timing out", {}, 1),
-        ("login timeouts on a slow network", {}, 1),
-        ("users without a profile crash the serializer", {}, 2),
-        ("crash", {"errors": ["KeyError: 'profile'"]}, 2),
-        ("invoice total rounding is wrong", {}, 3),
-        ("startup fails", {"errors": ["ModuleNotFoundError: No module named 'yaml'"]}, 4),
-        ("theme is lost after a page reload", {}, 5),
-        ("too many connections to the database", {}, 6),
-        ("pool", {"files": ["/ws/app/src/db/pool.py"], "workspace": "/ws/app"}, 6),
-        ("change the invoice", {"files": ["./src/billing/invoice.py"]}, 3),
-    ],
-)
+@pytest.mark.parametrize(("query", "kwargs", "expected"), RIGHT_FIX_FIRST)
 def test_the_right_fix_comes_first(store: FixStore, query: str, kwargs: dict, expected: int) -> None:  # type: ignore[type-arg]
     hits = store.recall(OWNER, PROJECT, query, now=NOW, **kwargs)
     assert hits, f"nothing recalled for {query!r}"
-    assert hits[0].entry.id == make_entry(expected).id
+    assert hits[0].entry.id == make_entry(expected).id == PROJECT_LOG[expected - 1].id
 
 
-@pytest.mark.parametrize(
-    "query",
-    [
-        "write a haiku about spring",
-        "deploy the service to kubernetes",
-        "update the readme",
-        "rename the repository",
-        "add a CSV export to the reports page",
-        "",
-    ],
-)
+@pytest.mark.parametrize("query", NOTHING_RELEVANT)
 def test_abstains_when_nothing_is_relevant(store: FixStore, query: str) -> None:
     assert store.recall(OWNER, PROJECT, query, now=NOW) == []
     assert prompt_block(store.recall(OWNER, PROJECT, query, now=NOW), now=NOW) == ""
 
 
 def test_a_file_alone_does_not_make_an_unrelated_task_relevant(store: FixStore) -> None:
-    assert store.recall(OWNER, PROJECT, "write a haiku", files=["src/auth/login.py"], now=NOW) == []
+    query, files = FILE_ALONE
+    assert store.recall(OWNER, PROJECT, query, files=files, now=NOW) == []
 
 
 def test_unknown_projects_and_owners_recall_nothing(store: FixStore) -> None:

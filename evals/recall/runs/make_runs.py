@@ -8,7 +8,7 @@ a bug and its fix. The real runner (pytest, go test, cargo test) runs on the bug
 the fixed one (or on a fix that does not hold, for a ``partial`` case); ``<case>-1.txt`` and
 ``<case>-2.txt`` keep stdout+stderr exactly as printed, with the temporary directory replaced by the
 eval project's workspace root, and ``manifest.json`` records each run's command, exit code and tool.
-``evals/derive_entries.py`` turns these runs into fix entries with the real extractor. A runner that
+``evals/recall/derive_entries.py`` turns these runs into fix entries with the real extractor. A runner that
 is not installed is skipped with a message (its case keeps its previous outputs).
 """
 

@@ -1,36 +1,20 @@
-"""Recall-quality eval: table tests and properties for the metrics, and the eval run end to end."""
+"""Recall-eval metrics: table tests and properties, values in and values out."""
 
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixmem.cli import main
-from fixmem.eval_cli import RET_BAD_DATASET
-from fixmem.eval_dataset import (
-    CATEGORY_KINDS,
-    EntrySpec,
-    ProjectData,
-    ProjectSpec,
-    QuerySpec,
-    load_dataset,
-)
-from fixmem.eval_recall import (
+from evals.recall.dataset import EntrySpec, ProjectData, ProjectSpec, QuerySpec
+from evals.recall.metrics import (
     FLOORS,
     GOALS,
-    BuiltEval,
-    EvalReport,
     Observation,
     assign_splits,
-    build_report,
-    build_stores,
-    evaluate,
     expected_stale,
     hit_at,
     ndcg_at,
@@ -40,6 +24,7 @@ from fixmem.eval_recall import (
     shortfalls,
     summarize,
 )
+from evals.recall.report import build_report
 
 
 @pytest.mark.parametrize(
@@ -210,70 +195,3 @@ def test_expected_staleness_table(
     )
     entry = EntrySpec(label="e", days_ago=1, task="t", outcome="fixed", files=files, commit=commit)
     assert expected_stale(project, entry) is stale
-
-
-# --- end to end against the real store ------------------------------------------------------------
-
-DATASET = Path(__file__).resolve().parents[2] / "evals" / "recall"
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> BuiltEval:
-    return build_stores(load_dataset(DATASET), tmp_path_factory.mktemp("eval"))
-
-
-@pytest.fixture(scope="module")
-def report(built: BuiltEval) -> EvalReport:
-    return evaluate(built)
-
-
-def test_recall_quality_stays_above_the_floors(report: EvalReport) -> None:
-    """The guard of issue 9: a ranking change that hurts recall quality cannot land silently."""
-    missed = shortfalls(report.overall, FLOORS)
-    assert not missed, "recall quality fell under the floors: " + "; ".join(missed) + " (run: fixmem eval)"
-
-
-def test_the_eval_never_leaks_across_owners_or_projects(report: EvalReport) -> None:
-    assert report.overall.leaks == 0
-    for category in ("isolation-project", "isolation-owner"):
-        assert report.categories[category].abstention == 1.0, category
-
-
-def test_regressed_fixes_are_flagged_and_stale_lines_marked(report: EvalReport) -> None:
-    flagged, checked = map(int, report.overall.regressed_flagged.split("/"))
-    assert checked >= 4 and flagged == checked
-    right, lines = map(int, report.overall.stale_marked.split("/"))
-    assert lines > 0 and right == lines
-    assert report.categories["stale"].hit_at_5 == 1.0  # stale entries are marked, never dropped
-
-
-def test_the_store_reconciles_exactly_the_near_duplicates_the_dataset_names(report: EvalReport) -> None:
-    """A false merge hides a live fix from every query; a missed one shows a superseded attempt."""
-    assert report.info["superseded_by_store"] == report.info["superseded_expected"]
-    assert len(report.info["superseded_expected"]) == 4
-
-
-def test_the_report_covers_every_category_and_both_halves(report: EvalReport) -> None:
-    as_json = orjson.loads(orjson.dumps(report.to_dict()))
-    assert set(as_json["categories"]) == set(CATEGORY_KINDS)
-    total = len(report.queries)
-    assert total >= 137
-    assert as_json["splits"]["tune"]["queries"] + as_json["splits"]["held_out"]["queries"] == total
-    assert len(as_json["queries"]) == total
-
-
-def test_fixmem_eval_prints_json_for_one_half(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["eval", "--json", "--split", "held_out"]) == 0
-    printed = orjson.loads(capsys.readouterr().out)
-    assert set(printed["splits"]) == {"held_out"}
-    assert printed["overall"]["leaks"] == 0
-
-
-def test_fixmem_eval_prints_a_table_and_names_a_bad_dataset(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["eval"]) == 0
-    out = capsys.readouterr().out
-    assert "overall" in out and "negative-generic" in out and "goals:" in out
-    assert main(["eval", "--dataset", str(tmp_path)]) == RET_BAD_DATASET
-    assert "no *.toml files" in capsys.readouterr().err

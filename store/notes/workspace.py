@@ -1,7 +1,8 @@
 """The workspace side of project notes: ``.fixmem/memory.md`` on disk, and git (a subprocess).
 
-Thin I/O for ``store.notes`` (which is pure). Used by ``fixmem notes``, and by whatever builds the prompt
-for an agent working in a workspace: ``workspace_prompt_block`` (notes first, then recalled fixes).
+The one module of ``store.notes`` that does I/O: a thin shell around the pure grammar and renderer. Used
+by ``fixmem notes``, and by whatever builds the prompt for an agent working in a workspace:
+``workspace_prompt_block`` (notes first, then recalled fixes).
 """
 
 from __future__ import annotations
@@ -16,18 +17,17 @@ from pathlib import Path
 from typing import Final
 
 from store import FixEntry, Recalled
-from store.notes import (
-    DEFAULT_CEILING,
+from store.notes.errors import MemoryUnreadable
+from store.notes.grammar import (
     MEMORY_FILE,
     Malformed,
     MemoryFile,
-    MemoryUnreadable,
     Note,
     append_separator,
-    combined_prompt_block,
     format_note,
     parse_memory,
 )
+from store.notes.render import DEFAULT_CEILING, combined_prompt_block
 
 GIT_TIMEOUT_SECONDS: Final = 60.0
 

@@ -1,4 +1,4 @@
-"""``python -m fixmem.child ingest|worker …``: the pipeline's own processes, without the rest of the CLI.
+"""``python -m fixmem.pipeline_main ingest|worker …``: the pipeline's processes, without the rest of the CLI.
 
 ``fixmem up`` starts its children this way: the same commands as ``fixmem ingest`` / ``fixmem worker``,
 but without importing every other subcommand (the web API, the evaluations), so a crashed child is back

@@ -97,7 +97,7 @@ class QuerySpec(_Strict):
     forbidden: tuple[str, ...] = ()  # must never be returned (superseded)
     decoys: tuple[str, ...] = ()  # grade 0: share words, mean something else (documentation)
     regressed: tuple[str, ...] = ()  # when returned, must carry the regressed flag
-    # Pins the query to one half of the eval (``fixmem.eval_recall.assign_splits``). Queries added after
+    # Pins the query to one half of the eval (``evals.recall.metrics.assign_splits``). Queries added after
     # the weights were tuned are pinned to "held_out", which also leaves the other queries' halves as
     # they were; None: the half is assigned by hash.
     split: Literal["tune", "held_out"] | None = None
@@ -123,7 +123,7 @@ class ProjectData:
 
 
 @dataclass(frozen=True)
-class Origin:
+class EntryHome:
     """Where a labelled entry lives."""
 
     owner: str
@@ -137,7 +137,7 @@ class Dataset:
 
     projects: tuple[ProjectData, ...]
     queries: tuple[QuerySpec, ...]
-    origins: Mapping[str, Origin]  # entry id -> where it lives
+    origins: Mapping[str, EntryHome]  # entry id -> where it lives
 
     def entry_count(self) -> int:
         """Total entries across projects."""
@@ -205,7 +205,7 @@ def _parse_queries(doc: Mapping[str, Any], where: str) -> list[QuerySpec]:
     return queries
 
 
-def _check_query(query: QuerySpec, labels: Mapping[str, Origin], where: str) -> None:
+def _check_query(query: QuerySpec, labels: Mapping[str, EntryHome], where: str) -> None:
     if query.category not in CATEGORY_KINDS:
         raise DatasetError(f"{where}: query {query.id}: unknown category {query.category!r}")
     named = (*query.expected, *query.related, *query.forbidden, *query.decoys, *query.regressed)
@@ -234,8 +234,8 @@ def parse_dataset(
     projects = [_parse_project(doc, name) for name, doc in project_docs]
     seen_projects: set[tuple[str, str]] = set()
     workspaces = {(p.spec.owner, p.spec.key) for p in projects if p.spec.workspace_files}
-    labels: dict[str, Origin] = {}
-    origins: dict[str, Origin] = {}
+    labels: dict[str, EntryHome] = {}
+    origins: dict[str, EntryHome] = {}
     for project in projects:
         owner, key = project.spec.owner, project.spec.key
         if (owner, key) in seen_projects:
@@ -244,7 +244,7 @@ def parse_dataset(
         for entry in project.entries:
             if entry.label in labels:
                 raise DatasetError(f"{project.path}: entry label {entry.label!r} is used twice")
-            origin = Origin(owner, key, entry.label)
+            origin = EntryHome(owner, key, entry.label)
             labels[entry.label] = origin
             origins[eval_entry_id(owner, key, entry.label)] = origin
     queries: list[QuerySpec] = []

@@ -1,6 +1,6 @@
 """Search the store's ranking weights on the tuning half of the recall eval; report both halves.
 
-Usage, from the repository root: ``python -m evals.tune_recall [--trials N] [--seed S] [--json]``.
+Usage, from the repository root: ``python -m evals.recall.tune [--trials N] [--seed S] [--json]``.
 
 Builds the eval stores once in a temporary directory, then evaluates ``N`` random ``RankingWeights``
 (plus the current defaults) on the ``tune`` queries only, with a fixed seed so a run is reproducible.
@@ -9,8 +9,9 @@ worse), then MRR and hit@5, then the share of injected lines that are relevant:
 ``objective = 2 * abstention + MRR + hit@5 + 0.5 * block precision - 0.1 * superseded shown``.
 Each candidate is scored by the mean objective with ``min_score`` moved by -15 % to +15 % in 5 % steps,
 so a threshold balanced on a knife edge loses to one with room. Candidates under which the store's own
-recall tables (``tests/store/test_recall.py``: the right fix first, abstention, a file alone is not
-enough) would fail are skipped: those tables are an independent check written by the store's author.
+recall tables (``evals.recall.fixtures``, asserted by ``tests/store/test_recall.py``: the right fix
+first, abstention, a file alone is not enough) would fail are skipped: those tables are an independent
+check written with the store.
 The chosen weights (the consensus of the best ten when it holds up, see ``search``) and the best few
 are then scored on the ``held_out`` queries, which the search never saw; a large gap between the halves
 is overfitting. Nothing is written: copy the chosen values into ``store/ranking.py`` by hand and re-run
@@ -29,13 +30,11 @@ from typing import Any
 
 import orjson
 
-from fixmem.eval_dataset import load_dataset
-from fixmem.eval_recall import BuiltEval, Summary, build_stores, evaluate
-from store import DEFAULT_WEIGHTS, FixStore, RankingWeights
-from tests.store import test_recall as store_recall_tests
-from tests.store.factories import OWNER, PROJECT
-
-DATASET = Path(__file__).resolve().parent / "recall"
+from evals.recall import DATASET, fixtures
+from evals.recall.dataset import load_dataset
+from evals.recall.metrics import Summary
+from evals.recall.run import BuiltEval, build_stores, evaluate
+from store import DEFAULT_WEIGHTS, FixStore, RankingWeights, Recalled
 
 # (low, high) of each weight searched; the rest keep their defaults.
 SPACE: dict[str, tuple[float, float]] = {
@@ -48,9 +47,9 @@ SPACE: dict[str, tuple[float, float]] = {
     "min_score": (0.05, 0.6),
 }
 # Not searched: ``coverage_min_words`` stays at its reasoned 2 (a query needs two distinctive words'
-# weight to cover an entry fully; see store/ranking.py). Searched too (as 0..10 nats), the tuning half,
-# which holds few generic probes, could not tell it from no damping, and the pick that had dropped it
-# answered two held-out generic probes (docs/decisions.md, "Recall evaluation", phase 2).
+# weight to cover an entry fully; see store/ranking.py). The tuning half holds too few generic probes to
+# tell a damping from none, so searching it overfits (measured: docs/decisions.md, "Recall evaluation",
+# phase 2).
 
 
 NEIGHBOURHOOD = (0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.15)
@@ -94,36 +93,29 @@ def figures(summary: Summary) -> dict[str, Any]:
 
 
 class StoreContract:
-    """The store's recall tables (read from the parametrize marks of ``tests/store/test_recall.py``)."""
+    """The store's recall tables (``evals.recall.fixtures``) as a test of candidate weights."""
 
     def __init__(self, data_dir: Path) -> None:
-        """Build the store those tests use, under ``data_dir``."""
+        """Build the store those tables are asked of, under ``data_dir``."""
         self.store = FixStore(data_dir)
-        self.store.append(OWNER, PROJECT, store_recall_tests.PROJECT_LOG)
-        self.positives = _param_rows(store_recall_tests.test_the_right_fix_comes_first)
-        self.negatives = [
-            row[0] for row in _param_rows(store_recall_tests.test_abstains_when_nothing_is_relevant)
-        ]
+        self.store.append(fixtures.OWNER, fixtures.PROJECT, list(fixtures.PROJECT_LOG))
 
     def holds(self, weights: RankingWeights) -> bool:
         """Whether recall with ``weights`` passes every row of the store's tables."""
-        now = store_recall_tests.NOW
-        for query, kwargs, expected in self.positives:
-            hits = self.store.recall(OWNER, PROJECT, query, now=now, weights=weights, **kwargs)
-            if not hits or hits[0].entry.task != store_recall_tests.PROJECT_LOG[expected - 1].task:
+
+        def recall(query: str, **kwargs: Any) -> list[Recalled]:
+            return self.store.recall(
+                fixtures.OWNER, fixtures.PROJECT, query, now=fixtures.NOW, weights=weights, **kwargs
+            )
+
+        for query, kwargs, expected in fixtures.RIGHT_FIX_FIRST:
+            hits = recall(query, **kwargs)
+            if not hits or hits[0].entry.task != fixtures.PROJECT_LOG[expected - 1].task:
                 return False
-        if any(self.store.recall(OWNER, PROJECT, q, now=now, weights=weights) for q in self.negatives):
+        if any(recall(query) for query in fixtures.NOTHING_RELEVANT):
             return False
-        alone = self.store.recall(
-            OWNER, PROJECT, "write a haiku", files=["src/auth/login.py"], now=now, weights=weights
-        )
-        return not alone
-
-
-def _param_rows(test: Any) -> list[Any]:
-    """The argument rows of a test's (single) ``pytest.mark.parametrize``."""
-    (mark,) = [m for m in test.pytestmark if m.name == "parametrize"]
-    return [tuple(row) if isinstance(row, tuple | list) else (row,) for row in mark.args[1]]
+        query, files = fixtures.FILE_ALONE
+        return not recall(query, files=files)
 
 
 # Relevance is linear in these, so only their ratio to ``min_score`` matters; the other searched values

@@ -1,9 +1,9 @@
 """The derived eval entries are what the real extractor makes of the real runs and logs, to the field.
 
-``evals/derive_entries.py`` turns real runner output (``evals/recall/runs``) and real agent logs into
+``evals/recall/derive_entries.py`` turns real runner output (``evals/recall/runs``) and real agent logs into
 ``[[entry]]`` blocks of ``evals/recall/projects/*.toml``. These tests re-run the extractor and fail when
 the dataset and the extractor disagree: an extraction change that alters a derived entry must update the
-dataset (``python -m evals.derive_entries``) and re-measure recall, not pass silently.
+dataset (``python -m evals.recall.derive_entries``) and re-measure recall, not pass silently.
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from evals import derive_entries
+from evals.recall import DATASET, derive_entries
+from evals.recall.dataset import EntrySpec, ProjectData, load_dataset
 from evals.recall.runs import make_runs
-from fixmem.eval_dataset import EntrySpec, ProjectData, load_dataset
 
-DATASET = derive_entries.ROOT / "evals" / "recall"
-SOURCE_PREFIX = "evals/derive_entries.py"
+SOURCE_PREFIX = "evals/recall/derive_entries.py"
 
 
 def _dataset_entries() -> dict[str, tuple[ProjectData, EntrySpec]]:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from evals.extraction.score import _composite_proven, evaluate_event
 from fixmem.cli import main
-from fixmem.eval_extraction import _composite_proven, evaluate_event
 from ingest.importers import import_file
 from ingest.schema import ToolEvent
 
-LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "agent-logs"
+LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "agent-logs"
 LABELS = LOGS / "labels.json"
 
 

@@ -1,8 +1,8 @@
 """Eval entries made by the REAL extractor from real runner output and real agent logs.
 
-Usage, from the repository root: ``python -m evals.derive_entries`` prints the ``[[entry]]`` blocks (TOML)
-to paste into ``evals/recall/projects/*.toml``; ``tests/fixmem/test_eval_derived.py`` checks that the
-dataset still holds exactly what the extractor makes of these turns.
+Usage, from the repository root: ``python -m evals.recall.derive_entries`` prints the ``[[entry]]``
+blocks (TOML) to paste into ``evals/recall/projects/*.toml``; ``tests/evals/recall/test_derived.py``
+checks that the dataset still holds exactly what the extractor makes of these turns.
 
 Two sources:
 
@@ -32,8 +32,8 @@ from ingest.schema import TurnEvent
 from store.entry import FixEntry
 from workers.extraction import extract
 
-ROOT = Path(__file__).resolve().parent.parent
-RUNS = ROOT / "evals" / "recall" / "runs"
+ROOT = Path(__file__).resolve().parents[2]  # the repository: the agent logs are its test fixtures
+RUNS = Path(__file__).resolve().parent / "runs"
 AGENT_LOGS = ROOT / "tests" / "fixtures" / "agent-logs"
 FIELDS = ("task", "files", "symbols", "errors", "tests", "outcome", "solution", "tags")
 
@@ -220,9 +220,9 @@ def toml_block(label: str) -> str:
     """The ``[[entry]]`` block of ``label`` for its project's TOML file."""
     meta = RUN_TURNS.get(label) or LOG_TURNS[label]
     source = (
-        f"evals/derive_entries.py: real runs evals/recall/runs/{label}-*.txt"
+        f"evals/recall/derive_entries.py: real runs evals/recall/runs/{label}-*.txt"
         if isinstance(meta, RunTurn)
-        else f"evals/derive_entries.py: {meta.source}"
+        else f"evals/recall/derive_entries.py: {meta.source}"
     )
     lines = ["[[entry]]", f"label = {_toml(label)}", f"days_ago = {meta.days_ago:g}"]
     for name, value in entry_fields(derived(label)).items():

@@ -1,0 +1,23 @@
+"""The exit codes: one enum, no two names for one value, and the README's table generated from it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from fixmem.errors import EXIT_CODE_MEANINGS, ExitCode, exit_codes_markdown
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_every_exit_code_has_one_name_and_a_meaning() -> None:
+    values = [int(code) for code in ExitCode]
+    assert len(values) == len(set(values))  # an IntEnum alias would hide a collision
+    assert len(ExitCode.__members__) == len(values)
+    assert set(EXIT_CODE_MEANINGS) == set(ExitCode)
+
+
+def test_the_readme_table_is_the_enum() -> None:
+    found = re.search(r"<!-- exit-codes:[^>]*-->\n(.*?)\n<!-- /exit-codes -->", README.read_text(), re.S)
+    assert found is not None, "README.md has no exit-codes block"
+    assert found.group(1) == exit_codes_markdown()
