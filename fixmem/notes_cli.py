@@ -1,8 +1,8 @@
 """``fixmem notes add|check|suggest|promote``, ``fixmem export`` and ``fixmem import``.
 
 Thin shells: the grammar, renderer and review queue are pure (``store.notes``); the export digest and the
-JSONL parsing are ``store.export``; the memory file and git are ``fixmem.notes_io``. Today's date is read
-here and nowhere else.
+JSONL parsing are ``store.persist.export``; the memory file and git are ``fixmem.notes_io``. Today's date
+is read here and nowhere else.
 
 Exit codes: 0 ok; 1 (``EXIT_FAILED``) when ``notes check`` found malformed lines, a file or log cannot
 be read or written, a fix id is not found or already promoted, or an import file has invalid lines
@@ -27,7 +27,6 @@ from fixmem import wiring
 from fixmem.notes_io import append_note, git_head, known_commits, memory_path, read_memory
 from fixmem.settings import Settings
 from store import FixEntry, FixStore, StoreError
-from store.export import ImportRefused, export_log, import_log
 from store.history import regressions
 from store.notes import (
     KINDS,
@@ -41,7 +40,8 @@ from store.notes import (
     stale_flags,
     suggest_notes,
 )
-from store.notes.render import STALE_MARK
+from store.notes.render import NOTE_STALE_MARK
+from store.persist.export import ImportRefused, export_log, import_log
 
 EXIT_FAILED: Final = 1
 
@@ -233,14 +233,14 @@ def _check_text(
     )
     for r in rows:
         marks = "" if r.shown else "  [beyond the ceiling]"
-        marks += f"  {STALE_MARK}" if r.stale else ""
+        marks += f"  {NOTE_STALE_MARK}" if r.stale else ""
         click.echo(f"  {r.note.line:>5}  {r.note.kind:<10}  {r.note.subject}{_provenance(r.note)}{marks}")
     if hidden:
         click.echo(f"{hidden} older note(s) are beyond the ceiling of {ceiling} and do not reach the prompt")
     if not checked:
         click.echo("commits not checked (not a git repository, no commits, or a shallow clone)")
     for r in stale:
-        click.echo(f"stale: {path}:{r.note.line}: {r.note.subject}: commit {r.note.commit} {STALE_MARK}")
+        click.echo(f"stale: {path}:{r.note.line}: {r.note.subject}: commit {r.note.commit} {NOTE_STALE_MARK}")
     for m in memory.malformed:
         what = "block not read" if m.lost_block else "provenance not read"
         click.echo(f"malformed: {path}:{m.line}: {m.text.strip()!r}: {m.reason} ({what})", err=True)

@@ -9,14 +9,14 @@ from store.api import AppendResult, FixStore, LockFactory, ReadResult
 from store.entry import OUTCOMES, FixEntry, Outcome, TestRun, entry_id
 from store.errors import InvalidEntry, InvalidKey, StoreError, StoreUnavailable
 from store.history import RegressionRule
-from store.log import Malformed
 from store.paths import normalize_path
-from store.prompt import estimate_tokens, prompt_block
-from store.ranking import DEFAULT_WEIGHTS, RankingWeights
-from store.recall import Recalled
-from store.rotation import RotationPlan, plan_rotation
+from store.persist.fixlog import MalformedLine
+from store.persist.rotation import RotationPlan, plan_rotation
+from store.recall.prompt import estimate_tokens, prompt_block
+from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights
+from store.recall.search import Recalled
+from store.recall.tokenize import tokenize
 from store.stats import Stats
-from store.tokenize import tokenize
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -27,7 +27,7 @@ __all__ = [
     "InvalidEntry",
     "InvalidKey",
     "LockFactory",
-    "Malformed",
+    "MalformedLine",
     "Outcome",
     "RankingWeights",
     "ReadResult",

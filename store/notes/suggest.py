@@ -23,8 +23,8 @@ from typing import Final
 
 from store.entry import FixEntry
 from store.notes.grammar import Kind, MemoryFile, Note, new_note
+from store.recall.signatures import canonical_error
 from store.redact import redact
-from store.signatures import canonical_error
 
 MIN_REPEATS: Final = 3
 SUBJECT_CHARS: Final = 120

@@ -1,4 +1,4 @@
-"""Error signatures as recall compares them (``store.signatures``) and a view's error and file signals.
+"""Error signatures as recall compares them (``store.recall.signatures``) and a view's error and file signals.
 
 The runner rows take each signature from a REAL runner's output (``tests/fixtures/runners``) through the
 real extractor, and ask with the line an agent reading that output would pass: before the fix, the
@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store import FixStore
-from store.ranking import DEFAULT_WEIGHTS, Signals
-from store.signatures import (
+from store.recall.ranking import DEFAULT_WEIGHTS, Signals
+from store.recall.signatures import (
     ErrorIndex,
     canonical_error,
     error_parts,
@@ -23,8 +23,8 @@ from store.signatures import (
     overlapping_errors,
     same_error,
 )
-from store.vectors import dot_rows
-from store.view import ProjectView, query_terms
+from store.recall.vectors import dot_rows
+from store.recall.view import ProjectView, query_terms
 from tests.store.factories import OWNER, PROJECT, make_entry
 from tests.workers.extraction.test_runner_fixtures import _event as runner_event
 from workers.extraction import Limits

@@ -1,6 +1,6 @@
 """Hashed-vector embeddings: deterministic feature hashing of words and character n-grams. Pure.
 
-No model and no network: the match form of each of a text's tokens (``store.tokenize.match_form``: its
+No model and no network: the match form of each of a text's tokens (``store.recall.tokenize.match_form``: its
 stem, mapped through the coding lexicon) and the character trigrams of that form (``<timeout>`` →
 ``<ti``, ``tim``, …, ``ut>``) are hashed (BLAKE2b, so the same text gives the same vector in every
 process) into ``DIM`` signed buckets. The word block and the n-gram block are each L2-normalized,
@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from store.tokenize import match_form
+from store.recall.tokenize import match_form
 
 DIM = 1024  # buckets, a power of two: 4 KiB per entry; unrelated texts' cosine noise ~ 1/sqrt(DIM)
 NGRAM = 3

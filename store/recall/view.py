@@ -20,14 +20,14 @@ import orjson
 
 from store.entry import FixEntry
 from store.history import RegressionRule, regressions, superseded_by
-from store.index import LexicalIndex, keywords, meaning_text, usable_index
 from store.paths import normalize_path, path_suffix_match
-from store.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
+from store.recall.index import LexicalIndex, keywords, meaning_text, usable_index
+from store.recall.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
+from store.recall.signatures import ErrorIndex, error_words, query_error_parts
+from store.recall.tokenize import match_forms, tokenize
+from store.recall.vectors import Matrix, Vector, dot_rows, embed, embed_many
 from store.reconcile import file_set
 from store.redact import redact_obj
-from store.signatures import ErrorIndex, error_words, query_error_parts
-from store.tokenize import match_forms, tokenize
-from store.vectors import Matrix, Vector, dot_rows, embed, embed_many
 
 
 def meaning_tokens(entry: FixEntry) -> list[str]:
@@ -310,7 +310,7 @@ class ProjectView:
 
     @cached_property
     def _errors(self) -> ErrorIndex:
-        """The entries' error signatures by text, test and type (``store.signatures``)."""
+        """The entries' error signatures by text, test and type (``store.recall.signatures``)."""
         return ErrorIndex((row, entry.errors) for row, entry in enumerate(self.entries))
 
     @cached_property
