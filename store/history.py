@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.entry import FixEntry
+from store.errorsig import error_parts
 from store.paths import normalize_path
-from store.recall.signatures import ErrorIndex, error_parts
+from store.recall.signatures import ErrorIndex
 
 
 @dataclass(frozen=True)

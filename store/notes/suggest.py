@@ -22,8 +22,8 @@ from datetime import UTC, date, datetime
 from typing import Final
 
 from store.entry import FixEntry
+from store.errorsig import canonical_error
 from store.notes.grammar import Kind, MemoryFile, Note, new_note
-from store.recall.signatures import canonical_error
 from store.redact import redact
 
 MIN_REPEATS: Final = 3

@@ -13,16 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store import FixStore
+from store.errorsig import canonical_error, error_parts
 from store.recall.ranking import DEFAULT_WEIGHTS, Signals
-from store.recall.signatures import (
-    ErrorIndex,
-    canonical_error,
-    error_parts,
-    error_type,
-    error_words,
-    overlapping_errors,
-    same_error,
-)
+from store.recall.signatures import ErrorIndex, error_words, overlapping_errors, same_error
 from store.recall.vectors import dot_rows
 from store.recall.view import ProjectView, query_terms
 from tests.store.factories import OWNER, PROJECT, make_entry
@@ -118,7 +111,6 @@ PARTS = [
 def test_error_parts(signature: str, test: str | None, kind: str | None, core: str) -> None:
     parts = error_parts(signature)
     assert (parts.test, parts.kind, parts.core) == (test, kind, core)
-    assert error_type(signature) == kind
 
 
 SAME = [
