@@ -1,8 +1,11 @@
 """The per-project JSONL fix log: append, rotation, index, recall, prompt block, stats, forget.
 
 A library with no Redis in it; it imports neither ``ingest`` nor ``workers``. Start at ``FixStore``
-(``store.api``); the pure cores are ``tokenize``, ``vectors``, ``index``, ``ranking``, ``reconcile``,
-``history``, ``rotation``, ``staleness``, ``prompt`` and ``stats``; the file I/O is in ``log`` and ``fsio``.
+(``store.api``). ``store.recall`` is recall, pure (tokenize, lexicon, index, vectors, signatures, view,
+ranking, search, prompt); ``store.persist`` is the file I/O (fixlog, fsio, rotation, forgotten, export);
+``store.errorsig`` is the error signatures extraction and recall share; ``store.notes`` the project
+notes. The other pure cores are ``entry``, ``history``, ``reconcile``, ``redact``, ``staleness``,
+``paths`` and ``stats``.
 """
 
 from store.api import AppendResult, FixStore, LockFactory, ReadResult

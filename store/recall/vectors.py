@@ -78,8 +78,8 @@ def _sparse_rows(
 def embed_many(token_lists: Sequence[Sequence[str]]) -> Matrix:
     """Row-stacked ``embed`` of each token list: shape ``(len(token_lists), DIM)``, float32.
 
-    Works on the few non-zero buckets (sparse) and writes the dense matrix once: at 500 entries this
-    avoids ~20 MB of temporary dense arrays (and their page faults).
+    Works on the few non-zero buckets (sparse) and writes the dense matrix once, with no temporary
+    dense arrays and their page faults (figures: docs/decisions.md, "Hashed vectors").
     """
     n = len(token_lists)
     chunks: tuple[list[bytes], list[bytes], list[bytes], list[bytes]] = ([], [], [], [])
@@ -134,10 +134,11 @@ def embed(tokens: Sequence[str]) -> Vector:
 
 
 def dot_rows(matrix: Matrix, vector: Vector) -> npt.NDArray[np.float64]:
-    """``matrix @ vector`` using only the vector's non-zero buckets (a query touches ~100 of ``DIM``).
+    """``matrix @ vector`` using only the vector's non-zero buckets (a query touches few of ``DIM``).
 
-    With a column-major ``matrix`` this gathers a few contiguous columns: ~20 µs at 500 rows, and no
-    BLAS thread wake-ups (a dense product's p99 was 10x its p50 on a busy 2-core machine).
+    With a column-major ``matrix`` this gathers a few contiguous columns, and wakes no BLAS threads,
+    whose spinning put a dense product's p99 far above its p50 on a busy machine (figures:
+    docs/decisions.md, "No BLAS products on hot paths").
     """
     nz = np.flatnonzero(vector)
     if matrix.shape[0] == 0 or nz.size == 0:
@@ -182,7 +183,8 @@ class VectorBuffer:
         """A new buffer holding ``rows`` of this one (in order), with room to grow.
 
         Copies runs of consecutive rows as 2-D slices: rotation and forget keep almost every row, and a
-        slice copy of a column-major block is ~10x faster than gathering its rows one by one.
+        slice copy of a column-major block is much cheaper than gathering its rows one by one
+        (docs/performance.md, "Store at the cap").
         """
         count = len(rows)
         data = np.zeros((max(count + 64, count * 5 // 4), self.data.shape[1]), np.float32, order="F")

@@ -124,7 +124,7 @@ class Derived:
 
         Exact when no dropped entry supersedes anything: then every kept entry keeps the same superseders,
         so the map only loses the dropped targets (``superseded_by`` would otherwise redo the whole log on
-        the next append, a cost measured in docs/performance.md).
+        the next append: docs/performance.md, "Store at the cap").
         """
         if self.superseded is None or self.live is None:
             return
