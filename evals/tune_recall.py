@@ -13,7 +13,7 @@ recall tables (``tests/store/test_recall.py``: the right fix first, abstention, 
 enough) would fail are skipped: those tables are an independent check written by the store's author.
 The chosen weights (the consensus of the best ten when it holds up, see ``search``) and the best few
 are then scored on the ``held_out`` queries, which the search never saw; a large gap between the halves
-is overfitting. Nothing is written: copy the chosen values into ``store/ranking.py`` by hand and re-run
+is overfitting. Nothing is written: copy the chosen values into ``store/recall/ranking.py`` by hand and re-run
 ``pytest tests/store``.
 """
 
@@ -48,7 +48,7 @@ SPACE: dict[str, tuple[float, float]] = {
     "min_score": (0.05, 0.6),
 }
 # Not searched: ``coverage_min_words`` stays at its reasoned 2 (a query needs two distinctive words'
-# weight to cover an entry fully; see store/ranking.py). Searched too (as 0..10 nats), the tuning half,
+# weight to cover an entry fully; see store/recall/ranking.py). Searched too (as 0..10 nats), the tuning half,
 # which holds few generic probes, could not tell it from no damping, and the pick that had dropped it
 # answered two held-out generic probes (docs/decisions.md, "Recall evaluation", phase 2).
 
