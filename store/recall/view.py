@@ -138,7 +138,11 @@ class Derived:
 
 
 class ProjectView:
-    """Derived, cached data over one project's entries (log order)."""
+    """Derived, cached data over one project's entries (log order).
+
+    What carries over to the next view is computed into ``Derived`` (its getters below fill it); the
+    ``cached_property`` on each getter only makes later reads an attribute lookup.
+    """
 
     def __init__(
         self,
@@ -187,14 +191,14 @@ class ProjectView:
         vectors = self._derived.vectors
         return (vectors.nbytes if vectors is not None else 0) + 2048 * len(self.entries)
 
-    @property
+    @cached_property
     def rows(self) -> dict[str, int]:
         """``{id: row}``."""
         if self._derived.rows is None:
             self._derived.rows = {e.id: i for i, e in enumerate(self.entries)}
         return self._derived.rows
 
-    @property
+    @cached_property
     def keyword_lists(self) -> list[list[str]]:
         """Each entry's index keywords, from the on-disk index when usable, else tokenized now."""
         if self._derived.keyword_lists is None:
@@ -209,7 +213,7 @@ class ProjectView:
         """The on-disk index for these entries."""
         return {e.id: kw for e, kw in zip(self.entries, self.keyword_lists, strict=True)}
 
-    @property
+    @cached_property
     def index_pairs(self) -> list[bytes]:
         """Each entry's serialized ``"id":[keywords]`` member of the index object."""
         if self._derived.index_pairs is None:
@@ -225,7 +229,7 @@ class ProjectView:
         """The weighted keyword matrix."""
         return LexicalIndex(self.keyword_lists)
 
-    @property
+    @cached_property
     def _vector_buffer(self) -> VectorBuffer:
         buffer = self._derived.vectors
         if buffer is None or buffer.filled < len(self.entries):
@@ -238,21 +242,21 @@ class ProjectView:
         """Meaning vectors (task + errors), one row per entry."""
         return self._vector_buffer.rows(len(self.entries))
 
-    @property
+    @cached_property
     def file_sets(self) -> list[frozenset[str]]:
         """Each entry's normalized file set (``reconcile.file_set``)."""
         if self._derived.file_sets is None:
             self._derived.file_sets = [file_set(e) for e in self.entries]
         return self._derived.file_sets
 
-    @property
+    @cached_property
     def superseded(self) -> dict[str, str]:
         """``{superseded id: id of the entry superseding it}``."""
         if self._derived.superseded is None:
             self._derived.superseded = superseded_by(self.entries)
         return self._derived.superseded
 
-    @property
+    @cached_property
     def live(self) -> npt.NDArray[np.bool_]:
         """Whether each entry is the newest of its lineage."""
         if self._derived.live is None:
@@ -294,7 +298,7 @@ class ProjectView:
         """The entries' error signatures by text, test and type (``store.recall.signatures``)."""
         return ErrorIndex((row, entry.errors) for row, entry in enumerate(self.entries))
 
-    @property
+    @cached_property
     def error_only_words(self) -> list[frozenset[str]]:
         """Each entry's ``error_only_words``."""
         if self._derived.error_only_words is None:
