@@ -1,7 +1,7 @@
 """``fixmem notes add|check|suggest|promote``, ``fixmem export`` and ``fixmem import``.
 
 Adapters: the grammar, renderer, check report and review queue are ``store.notes`` (pure), the memory
-file and git ``store.notes.workspace``; the export digest and the JSONL parsing are ``store.export``.
+file and git ``store.notes.workspace``; the export digest and the JSONL parsing are ``store.persist.export``.
 Today's date is read here and nowhere else.
 
 Exit codes (``fixmem.errors.ExitCode``): ``FAILURE`` when ``notes check`` found malformed lines, a file or
@@ -27,7 +27,6 @@ from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
 from fixmem.settings import Settings
 from store import FixEntry, FixStore, StoreError
-from store.export import ImportRefused, export_log, import_log
 from store.history import regressions
 from store.notes import (
     KINDS,
@@ -44,6 +43,7 @@ from store.notes import (
 from store.notes.check import check_json, check_notes, check_text
 from store.notes.promote import find_fix, promote_command, suggestion_lines
 from store.notes.workspace import append_note, git_head, known_commits, memory_path, read_memory
+from store.persist.export import ImportRefused, export_log, import_log
 
 # -- commands ------------------------------------------------------------------------------------------
 

@@ -1,8 +1,11 @@
 """The per-project JSONL fix log: append, rotation, index, recall, prompt block, stats, forget.
 
 A library with no Redis in it; it imports neither ``ingest`` nor ``workers``. Start at ``FixStore``
-(``store.api``); the pure cores are ``tokenize``, ``vectors``, ``index``, ``ranking``, ``reconcile``,
-``history``, ``rotation``, ``staleness``, ``prompt`` and ``stats``; the file I/O is in ``log`` and ``fsio``.
+(``store.api``). ``store.recall`` is recall, pure (tokenize, lexicon, index, vectors, signatures, view,
+ranking, search, prompt); ``store.persist`` is the file I/O (fixlog, fsio, rotation, forgotten, export);
+``store.errorsig`` is the error signatures extraction and recall share; ``store.notes`` the project
+notes. The other pure cores are ``entry``, ``history``, ``reconcile``, ``redact``, ``staleness``,
+``paths`` and ``stats``.
 """
 
 import importlib
@@ -13,16 +16,15 @@ if TYPE_CHECKING:
     from store.entry import OUTCOMES, FixEntry, Outcome, TestRun, entry_id
     from store.errors import InvalidEntry, InvalidKey, StoreError, StoreUnavailable
     from store.history import RegressionRule
-    from store.log import Malformed
     from store.paths import normalize_path
-    from store.prompt import estimate_tokens, prompt_block
-    from store.ranking import DEFAULT_WEIGHTS, RankingWeights
-    from store.recall import Recalled
-    from store.rotation import RotationPlan, plan_rotation
+    from store.persist.fixlog import MalformedLine
+    from store.persist.rotation import RotationPlan, plan_rotation
+    from store.recall.prompt import estimate_tokens, prompt_block
+    from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights
+    from store.recall.search import Recalled
+    from store.recall.tokenize import tokenize
     from store.stats import Stats
 
-# Bound now: importing the submodule store.tokenize would otherwise leave the module under this name.
-from store.tokenize import tokenize
 
 # Where each name lives: imported on first use, so that importing one module of the store (``store.errors``,
 # ``store.entry``) does not load them all (``store.ranking`` and ``store.vectors`` load numpy).
@@ -34,13 +36,14 @@ _HOMES = {
     "InvalidEntry": "store.errors", "InvalidKey": "store.errors", "StoreError": "store.errors",
     "StoreUnavailable": "store.errors",
     "RegressionRule": "store.history",
-    "Malformed": "store.log",
+    "MalformedLine": "store.persist.fixlog",
     "normalize_path": "store.paths",
-    "estimate_tokens": "store.prompt", "prompt_block": "store.prompt",
-    "DEFAULT_WEIGHTS": "store.ranking", "RankingWeights": "store.ranking",
-    "Recalled": "store.recall",
-    "RotationPlan": "store.rotation", "plan_rotation": "store.rotation",
+    "estimate_tokens": "store.recall.prompt", "prompt_block": "store.recall.prompt",
+    "DEFAULT_WEIGHTS": "store.recall.ranking", "RankingWeights": "store.recall.ranking",
+    "Recalled": "store.recall.search",
+    "RotationPlan": "store.persist.rotation", "plan_rotation": "store.persist.rotation",
     "Stats": "store.stats",
+    "tokenize": "store.recall.tokenize",
 }  # fmt: skip
 
 __all__ = [
@@ -52,7 +55,7 @@ __all__ = [
     "InvalidEntry",
     "InvalidKey",
     "LockFactory",
-    "Malformed",
+    "MalformedLine",
     "Outcome",
     "RankingWeights",
     "ReadResult",

@@ -5,7 +5,7 @@ lock ``lock_factory(owner, project_key)`` when there is one (the pipeline's Redi
 sharing a network volume), and starts by re-validating the cached parse against the file. The flock is
 always taken, so a local writer without the factory (``FixMemory``, a CLI run) still excludes the others.
 Readers take no lock and change nothing. Parsed logs and their derived views are cached per file, keyed
-by the file's identity (see ``store.log``), so a warm recall parses and tokenizes nothing.
+by the file's identity (see ``store.persist.fixlog``), so a warm recall parses and tokenizes nothing.
 """
 
 from __future__ import annotations
@@ -23,22 +23,22 @@ from pathlib import Path
 
 import orjson
 
-from store import log
 from store.entry import ENTRY_ID_PATTERN, FixEntry, content_key
 from store.errors import InvalidEntry, InvalidKey, StoreUnavailable, unavailable
-from store.forgotten import add_forgotten, read_forgotten
-from store.fsio import ensure_dir, flock, remove_stale_temps
 from store.history import RegressionRule, lineage
-from store.log import Malformed, Snapshot
 from store.paths import ROOT_DIR_NAME, ProjectFiles, canonical_key, is_log_file, owner_dir, project_files
-from store.ranking import DEFAULT_WEIGHTS, RankingWeights
-from store.recall import Recalled, recall_view
+from store.persist import fixlog
+from store.persist.fixlog import MalformedLine, Snapshot
+from store.persist.forgotten import add_forgotten, read_forgotten
+from store.persist.fsio import ensure_dir, flock, remove_stale_temps
+from store.persist.rotation import plan_rotation, should_rotate
+from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights
+from store.recall.search import Recalled, recall_view
+from store.recall.vectors import embed_many
+from store.recall.view import ProjectView, meaning_tokens
 from store.reconcile import reconcile
 from store.redact import might_hold_secret, redact, redact_obj
-from store.rotation import plan_rotation, should_rotate
 from store.stats import Stats, compute_stats
-from store.vectors import embed_many
-from store.view import ProjectView, meaning_tokens
 
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
 _NO_FLOCK = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL})  # flock unsupported
@@ -57,7 +57,7 @@ class AppendResult:
     that rotation then dropped at once. ``duplicates``: ids already in the log (or repeated in the batch),
     skipped. ``dropped``: entries rotation removed (old or new; count them by outcome).
     ``quarantined``: lines moved to the quarantine file (a torn tail, malformed lines on rewrite).
-    ``forgotten``: ids ``forget`` deleted earlier (a replayed turn), refused (``store.forgotten``).
+    ``forgotten``: ids ``forget`` deleted earlier (a replayed turn), refused (``store.persist.forgotten``).
     ``same_content``: new ids whose content an entry of the log already holds (``store.entry.content_key``:
     the same turn recorded under an id of an earlier rule, e.g. a backfill that once keyed turns by path).
     """
@@ -75,7 +75,7 @@ class ReadResult:
     """A project's valid entries (log order), its malformed lines, and whether a write seemed underway."""
 
     entries: list[FixEntry]
-    malformed: list[Malformed]
+    malformed: list[MalformedLine]
     incomplete_tail: bool = False  # bytes after the last newline (a write in progress, or torn)
 
 
@@ -147,7 +147,7 @@ class FixStore:
     def _load(self, files: ProjectFiles) -> _Cached:
         """The current parse and view of a project's log, from the cache when the file is unchanged."""
         cached = self._cached(files)
-        snapshot, extends = log.read_snapshot(files.log, cached.snapshot if cached else None)
+        snapshot, extends = fixlog.read_snapshot(files.log, cached.snapshot if cached else None)
         return self._adopt(files, cached, snapshot, extends)
 
     def _adopt(
@@ -161,7 +161,7 @@ class FixStore:
             contents = None if cached.contents is None else cached.contents | {content_key(e) for e in grown}
             current = _Cached(snapshot, cached.view.extend(grown), contents)
         else:
-            index = log.read_index(files.index) if snapshot.entries else None
+            index = fixlog.read_index(files.index) if snapshot.entries else None
             current = _Cached(
                 snapshot, ProjectView(snapshot.entries, index=index, regression_rule=self._rule)
             )
@@ -293,7 +293,7 @@ class FixStore:
     def append(self, owner: str, project_key: str, entries: Sequence[FixEntry]) -> AppendResult:
         """Append a batch to a project's log: one write and one fsync, whole lines, under the lock.
 
-        Ids already present are skipped, ids ``forget`` deleted are refused (``store.forgotten``); new
+        Ids already present are skipped, ids ``forget`` deleted are refused (``store.persist.forgotten``); new
         entries are redacted, reconciled by meaning (``supersedes``) and the log is rotated to ``cap`` (one
         atomic rewrite instead of the append). The index is refreshed.
         Raises InvalidKey, InvalidEntry (an entry of another project; nothing written), StoreUnavailable
@@ -306,7 +306,7 @@ class FixStore:
                     f"entry {entry.id} is for project {redact(entry.project)!r}, not {canonical!r}"
                 )
             try:
-                log.encode_entry(entry)
+                fixlog.encode_entry(entry)
             except TypeError as exc:  # orjson refuses lone surrogates: such text cannot be a JSON line
                 raise InvalidEntry(f"entry {entry.id} holds text that is not valid UTF-8: {exc}") from exc
         files = self._files(owner, project_key)
@@ -322,7 +322,7 @@ class FixStore:
         remove_stale_temps(files.log)
         remove_stale_temps(files.index)
         cached = self._cached(files)
-        snapshot, extends, moved = log.prepare_for_write(
+        snapshot, extends, moved = fixlog.prepare_for_write(
             files.log, files.quarantine, cached.snapshot if cached else None, now=self._clock()
         )
         return self._adopt(files, cached, snapshot, extends), moved
@@ -372,24 +372,24 @@ class FixStore:
             dropped = plan.drop
             gone = {e.id for e in plan.drop}
             rows = [i for i, e in enumerate(grown.entries) if e.id not in gone]
-            raws = [*snapshot.raw, *(log.encode_entry(e) for e in added)]
+            raws = [*snapshot.raw, *(fixlog.encode_entry(e) for e in added)]
             keep = [(grown.entries[i], raws[i]) for i in rows]
-            snapshot, moved = log.rewrite(files.log, files.quarantine, snapshot, keep, now=self._clock())
+            snapshot, moved = fixlog.rewrite(files.log, files.quarantine, snapshot, keep, now=self._clock())
             quarantined += moved
             grown = grown.subset(rows)
             known = None  # entries left the log: its keys are computed again at the next append
         else:
-            snapshot = log.append_entries(files.log, snapshot, added)
+            snapshot = fixlog.append_entries(files.log, snapshot, added)
             known = contents | batch
         self._remember(files.log, _Cached(snapshot, grown, known))
-        log.write_index(files.index, grown.index_bytes())
+        fixlog.write_index(files.index, grown.index_bytes())
         return AppendResult(added, duplicates, dropped, quarantined, forgotten, same_content)
 
     def forget(self, owner: str, entry_id: str) -> bool:
         """Delete entry ``entry_id`` from whichever of ``owner``'s projects holds it; False if none does.
 
         An atomic rewrite per project that held it (malformed lines move to quarantine); the index is
-        refreshed. The id is recorded as forgotten first (``store.forgotten``), so replaying its turn
+        refreshed. The id is recorded as forgotten first (``store.persist.forgotten``), so replaying its turn
         does not write it back. Never touches another owner's files. Raises InvalidKey, StoreUnavailable.
         """
         if not owner:
@@ -409,12 +409,12 @@ class FixStore:
                     continue
                 add_forgotten(files.forgotten, entry_id)
                 keep = [(current.snapshot.entries[i], current.snapshot.raw[i]) for i in rows]
-                snapshot, _ = log.rewrite(
+                snapshot, _ = fixlog.rewrite(
                     files.log, files.quarantine, current.snapshot, keep, now=self._clock()
                 )
                 view = current.view.subset(rows)
                 self._remember(files.log, _Cached(snapshot, view))
-                log.write_index(files.index, view.index_bytes())
+                fixlog.write_index(files.index, view.index_bytes())
                 deleted = True
         return deleted
 
@@ -425,5 +425,5 @@ class FixStore:
             return 0
         with self._lock(owner, project_key, files):
             current, moved = self._prepare(files)
-            log.write_index(files.index, current.view.index_bytes())
+            fixlog.write_index(files.index, current.view.index_bytes())
             return moved

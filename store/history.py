@@ -6,7 +6,7 @@ Everything here is derived at read time from the entries in log order; nothing i
   earlier line, so a hand-edited cycle cannot hide a whole lineage.
 - A *lineage* is the chain of supersession through an entry, oldest first.
 - A ``fixed`` entry has *regressed* when a later ``partial`` entry shares one of its errors
-  (``store.signatures``) or enough of its files (``RegressionRule``): the fix did not hold.
+  (``store.recall.signatures``) or enough of its files (``RegressionRule``): the fix did not hold.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.entry import FixEntry
+from store.errorsig import error_parts
 from store.paths import normalize_path
-from store.signatures import ErrorIndex, error_parts
+from store.recall.signatures import ErrorIndex
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A new entry supersedes a live (not yet superseded) entry when all three hold:
 
 - they mean the same: the hashed-vector cosine of their task + errors is >= ``SUPERSEDE_MIN_COSINE``
-  (``store.vectors``; so "fix login timeout" and "fix the login timeout bug" match, exact text is not
+  (``store.recall.vectors``; so "fix login timeout" and "fix the login timeout bug" match, exact text is not
   needed);
 - they touch the same code: their normalized file sets overlap;
 - the new outcome is at least as good (fixed > partial > unverified): a failed retry never hides a fix.
@@ -23,10 +23,10 @@ import numpy.typing as npt
 
 from store.entry import FixEntry, Outcome
 from store.history import superseded_by
-from store.index import meaning_text
 from store.paths import normalize_path
-from store.tokenize import tokenize
-from store.vectors import Matrix, Vector, dot_rows, embed, embed_many
+from store.recall.index import meaning_text
+from store.recall.tokenize import tokenize
+from store.recall.vectors import Matrix, Vector, dot_rows, embed, embed_many
 
 SUPERSEDE_MIN_COSINE = 0.82
 OUTCOME_RANK: dict[Outcome, int] = {"unverified": 0, "partial": 1, "fixed": 2}
@@ -100,7 +100,7 @@ def reconcile(
     )
     # Cosine of every new entry against every existing and every new entry: (n + b) x b.
     # (Sparse gathers, not one dense product: a BLAS gemm wakes its thread pool, which then spins on
-    # the cores the other workers need; measured 2x CPU per append at batch 100.)
+    # the cores the other workers need; docs/decisions.md, "No BLAS products on hot paths".)
     cos = np.vstack(
         [
             np.column_stack([dot_rows(existing_vectors, v) for v in new_vectors]),

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from store.entry import OUTCOMES, FixEntry
-from store.log import Malformed
+from store.persist.fixlog import MalformedLine
 
 TOP_TAGS = 10
 
@@ -25,7 +25,7 @@ class Stats:
     superseded: int  # entries a later entry replaced in meaning (kept, not recalled)
     regressed: int  # fixed entries a later partial entry showed did not hold
     malformed: int  # complete lines that are not valid entries
-    malformed_lines: list[Malformed]
+    malformed_lines: list[MalformedLine]
     oldest_ts: float | None
     newest_ts: float | None
     bytes: int  # size of the log file
@@ -41,7 +41,7 @@ def compute_stats(
     project: str,
     entries: Sequence[FixEntry],
     *,
-    malformed: Sequence[Malformed],
+    malformed: Sequence[MalformedLine],
     superseded: Mapping[str, str],
     regressed: Mapping[str, str],
     size_bytes: int,

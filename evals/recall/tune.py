@@ -14,7 +14,7 @@ first, abstention, a file alone is not enough) would fail are skipped: those tab
 check written with the store.
 The chosen weights (the consensus of the best ten when it holds up, see ``search``) and the best few
 are then scored on the ``held_out`` queries, which the search never saw; a large gap between the halves
-is overfitting. Nothing is written: copy the chosen values into ``store/ranking.py`` by hand and re-run
+is overfitting. Nothing is written: copy the chosen values into ``store/recall/ranking.py`` by hand and re-run
 ``pytest tests/store``.
 """
 
@@ -47,9 +47,9 @@ SPACE: dict[str, tuple[float, float]] = {
     "min_score": (0.05, 0.6),
 }
 # Not searched: ``coverage_min_words`` stays at its reasoned 2 (a query needs two distinctive words'
-# weight to cover an entry fully; see store/ranking.py). The tuning half holds too few generic probes to
-# tell a damping from none, so searching it overfits (measured: docs/decisions.md, "Recall evaluation",
-# phase 2).
+# weight to cover an entry fully; see store/recall/ranking.py). The tuning half holds too few generic
+# probes to tell a damping from none, so searching it overfits (measured: docs/decisions.md, "Recall
+# evaluation", phase 2).
 
 
 NEIGHBOURHOOD = (0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.15)

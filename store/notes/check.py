@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from store.notes.grammar import MemoryFile, Note
-from store.notes.render import STALE_MARK, stale_flags
+from store.notes.render import NOTE_STALE_MARK, stale_flags
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,14 +79,15 @@ def check_text(
     ]
     for r in rows:
         marks = "" if r.shown else "  [beyond the ceiling]"
-        marks += f"  {STALE_MARK}" if r.stale else ""
+        marks += f"  {NOTE_STALE_MARK}" if r.stale else ""
         out.append(f"  {r.note.line:>5}  {r.note.kind:<10}  {r.note.subject}{_provenance(r.note)}{marks}")
     if hidden:
         out.append(f"{hidden} older note(s) are beyond the ceiling of {ceiling} and do not reach the prompt")
     if not checked:
         out.append("commits not checked (not a git repository, no commits, or a shallow clone)")
     out.extend(
-        f"stale: {path}:{r.note.line}: {r.note.subject}: commit {r.note.commit} {STALE_MARK}" for r in stale
+        f"stale: {path}:{r.note.line}: {r.note.subject}: commit {r.note.commit} {NOTE_STALE_MARK}"
+        for r in stale
     )
     lines = [(line, False) for line in out]
     for m in memory.malformed:

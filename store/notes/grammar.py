@@ -63,7 +63,7 @@ class Note:
 
 
 @dataclass(frozen=True, slots=True)
-class Malformed:
+class MalformedNoteLine:
     """A line that looked like part of the grammar and was not: its 1-based number, text and why.
 
     ``lost_block`` is True for a bad header (its whole block went unread), False for a bad provenance
@@ -81,7 +81,7 @@ class MemoryFile:
     """What a memory file holds, in file order (the last note is the most recent), and what it could not."""
 
     notes: tuple[Note, ...] = ()
-    malformed: tuple[Malformed, ...] = field(default=())
+    malformed: tuple[MalformedNoteLine, ...] = field(default=())
 
     @property
     def unreadable_blocks(self) -> int:
@@ -159,7 +159,7 @@ class _Open:
 def parse_memory(text: str) -> MemoryFile:
     """Read a memory file's text into notes (file order) and reports of malformed lines. Never raises."""
     notes: list[Note] = []
-    malformed: list[Malformed] = []
+    malformed: list[MalformedNoteLine] = []
     current: _Open | None = None
     for number, raw in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
         line = raw.removesuffix("\r")
@@ -169,7 +169,7 @@ def parse_memory(text: str) -> MemoryFile:
                 current = None
             problem = header_problem(line)
             if problem is not None:
-                malformed.append(Malformed(number, line, problem))
+                malformed.append(MalformedNoteLine(number, line, problem))
                 continue
             match = _HEADER.match(line)
             assert match is not None  # header_problem returned None
@@ -184,7 +184,7 @@ def parse_memory(text: str) -> MemoryFile:
             if _PROVENANCE_LIKE.match(stripped):
                 current.learned, current.commit, problems = _parse_provenance(stripped)
                 if problems:
-                    malformed.append(Malformed(number, line, "; ".join(problems), lost_block=False))
+                    malformed.append(MalformedNoteLine(number, line, "; ".join(problems), lost_block=False))
                 continue
         current.body.append(line.rstrip())
     if current is not None:

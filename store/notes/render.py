@@ -11,7 +11,7 @@ Pure: the memory file comes in parsed, the known commits and the ceiling come in
   marked ("we did not look" must not read as "we looked and it is gone").
 - "N blocks in the memory file could not be read" when headers were malformed.
 - With a token budget, notes are dropped oldest first until the whole block (heading and footers
-  included) fits by the store's estimate (``store.prompt.estimate_tokens``, UTF-8 bytes / 3, rounded
+  included) fits by the store's estimate (``store.recall.prompt.estimate_tokens``, UTF-8 bytes / 3, rounded
   up); a body longer than ``BODY_CHARS`` is clipped in the prompt (never in the file).
 """
 
@@ -23,8 +23,8 @@ from typing import Final
 
 from store.entry import FixEntry
 from store.notes.grammar import MEMORY_FILE, MemoryFile, Note
-from store.prompt import estimate_tokens, prompt_block  # one estimate for the whole combined block
-from store.recall import Recalled
+from store.recall.prompt import estimate_tokens, prompt_block  # one estimate for the whole combined block
+from store.recall.search import Recalled
 
 DEFAULT_CEILING: Final = 40
 BODY_CHARS: Final = 600  # per note, in the prompt only
@@ -32,7 +32,7 @@ HEADING: Final = (
     f"Notes written by people on this project ({MEMORY_FILE}, reviewed in its history); "
     "they outrank the learned fixes:"
 )
-STALE_MARK: Final = "(from a commit no longer in the repository)"
+NOTE_STALE_MARK: Final = "(from a commit no longer in the repository)"
 
 
 def stale_flags(notes: Sequence[Note], known_commits: Collection[str]) -> list[bool]:
@@ -58,7 +58,7 @@ def note_text(note: Note, *, stale: bool) -> str:
     if note.learned is not None:
         head += f" (learned {note.learned.isoformat()})"
     if stale:
-        head += f" {STALE_MARK}"
+        head += f" {NOTE_STALE_MARK}"
     body = note.body
     if len(body) > BODY_CHARS:
         body = body[:BODY_CHARS].rstrip() + f" … (cut; the rest is in {MEMORY_FILE})"

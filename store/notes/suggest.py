@@ -22,9 +22,9 @@ from datetime import UTC, date, datetime
 from typing import Final
 
 from store.entry import FixEntry
+from store.errorsig import canonical_error
 from store.notes.grammar import Kind, MemoryFile, Note, new_note
 from store.redact import redact
-from store.signatures import canonical_error
 
 MIN_REPEATS: Final = 3
 SUBJECT_CHARS: Final = 120

@@ -20,7 +20,7 @@ from store import FixEntry, Recalled
 from store.notes.errors import MemoryUnreadable
 from store.notes.grammar import (
     MEMORY_FILE,
-    Malformed,
+    MalformedNoteLine,
     MemoryFile,
     Note,
     append_separator,
@@ -166,7 +166,7 @@ def workspace_prompt_block(
     try:
         memory = read_memory(where)
     except MemoryUnreadable as exc:
-        memory = MemoryFile(malformed=(Malformed(0, "", str(exc)),))
+        memory = MemoryFile(malformed=(MalformedNoteLine(0, "", str(exc)),))
     entries = [r.entry if isinstance(r, Recalled) else r for r in recalled]
     needs_git = any(e.commit for e in entries) or any(n.commit for n in (memory.notes if memory else ()))
     if known_commits is None and needs_git:

@@ -16,10 +16,10 @@ import pytest
 
 from fixmem.cli import main
 from store import FixEntry, FixStore, entry_id, estimate_tokens, prompt_block
-from store.export import jsonl_lines
 from store.notes import new_note, parse_memory
-from store.notes.render import STALE_MARK
+from store.notes.render import NOTE_STALE_MARK
 from store.notes.workspace import append_note, workspace_prompt_block
+from store.persist.export import jsonl_lines
 
 MEMORY = Path(".fixmem") / "memory.md"
 
@@ -503,7 +503,9 @@ def test_workspace_prompt_block_puts_notes_first_and_marks_history_rewrites(
     lines = block.split("\n")
     assert lines[0].startswith("Notes written by people")
     assert lines[1].startswith("- decision: login retries once")
-    assert lines[2].startswith("- gotcha: users are cached per request") and lines[2].endswith(STALE_MARK)
+    assert lines[2].startswith("- gotcha: users are cached per request") and lines[2].endswith(
+        NOTE_STALE_MARK
+    )
     assert "Past fixes in this project:" in lines
     assert workspace_prompt_block(None, recalled, 600, now=T0 + 9e5) == prompt_block(
         recalled, 600, now=T0 + 9e5

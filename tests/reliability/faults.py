@@ -39,7 +39,7 @@ def _is_log(path: object) -> bool:
 
 
 def _plant_pauses() -> None:
-    import store.fsio as fsio  # noqa: PLC0415 - patched before the worker imports it
+    import store.persist.fsio as fsio  # noqa: PLC0415 - patched before the worker imports it
 
     real_replace = os.replace
     real_write_all = fsio._write_all

@@ -22,9 +22,9 @@ from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import validate_event
 from store import FixStore
-from store.index import build_index
 from store.paths import project_files
-from store.rotation import plan_rotation
+from store.persist.rotation import plan_rotation
+from store.recall.index import build_index
 from tests.ingest.turns import turn
 from tests.reliability.corpus import Item
 from tests.reliability.fleet import FAST, fleet, wait_for

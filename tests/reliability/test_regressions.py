@@ -25,8 +25,8 @@ from ingest import keys
 from ingest.publish import publish_many
 from ingest.schema import validate_event
 from store import FixStore
-from store.fsio import temp_name
 from store.paths import project_files
+from store.persist.fsio import temp_name
 from store.redact import redact
 from tests.ingest.turns import turn
 from tests.reliability.fleet import FAST, fleet, wait_for

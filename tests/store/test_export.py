@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store import FixEntry, FixStore, TestRun, entry_id
-from store.export import (
+from store.persist.export import (
     ImportRefused,
     export_log,
     import_log,

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from store.index import LexicalIndex, build_index, idf, keywords, usable_index
+from store.recall.index import LexicalIndex, build_index, idf, keywords, usable_index
 from tests.store.factories import make_entry
 
 

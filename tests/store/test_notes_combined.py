@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from store import FixEntry, Recalled, entry_id, estimate_tokens, prompt_block
 from store.notes import MemoryFile, Note, parse_memory, render_notes
-from store.notes.render import HEADING, STALE_MARK, combined_prompt_block
+from store.notes.render import HEADING, NOTE_STALE_MARK, combined_prompt_block
 
 NOW = 1_800_000_000.0
 FIXES_HEADER = "Past fixes in this project:"
@@ -90,11 +90,11 @@ def test_stale_marks_reach_both_parts() -> None:
         f"## gotcha: old\n<!-- commit {gone[:7]} -->\n## gotcha: new\n<!-- commit {head} -->\n"
     )
     block = combined_prompt_block(memory, recalled([fix(1, commit=gone)]), 600, known_commits={head}, now=NOW)
-    assert f"- gotcha: old {STALE_MARK}" in block
+    assert f"- gotcha: old {NOTE_STALE_MARK}" in block
     assert "- gotcha: new\n" in block
     assert "stale: commit gone" in block.split(FIXES_HEADER, 1)[1]
     unchecked = combined_prompt_block(memory, recalled([fix(1, commit=gone)]), 600, now=NOW)
-    assert STALE_MARK not in unchecked and "stale: commit gone" not in unchecked
+    assert NOTE_STALE_MARK not in unchecked and "stale: commit gone" not in unchecked
 
 
 def test_negative_budget_is_refused() -> None:

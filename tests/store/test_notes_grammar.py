@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from store.notes import (
     KINDS,
-    Malformed,
+    MalformedNoteLine,
     MemoryFile,
     Note,
     NoteRejected,
@@ -243,4 +243,4 @@ def test_any_text_parses_and_every_header_like_line_is_accounted_for(text: str) 
     lost = {m.line for m in memory.malformed if m.lost_block}
     assert read | lost == header_like
     assert not read & lost
-    assert all(isinstance(m, Malformed) and m.reason for m in memory.malformed)
+    assert all(isinstance(m, MalformedNoteLine) and m.reason for m in memory.malformed)

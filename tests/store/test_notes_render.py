@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store import estimate_tokens
-from store.notes import Malformed, MemoryFile, Note, parse_memory, render_notes, stale_flags
-from store.notes.render import BODY_CHARS, HEADING, STALE_MARK
+from store.notes import MalformedNoteLine, MemoryFile, Note, parse_memory, render_notes, stale_flags
+from store.notes.render import BODY_CHARS, HEADING, NOTE_STALE_MARK
 
 HEAD = "1" * 40
 GONE = "2" * 40
@@ -52,7 +52,7 @@ def test_most_recent_first_with_the_heading_saying_who_wrote_them() -> None:
     ],
 )
 def test_the_ceiling_cuts_the_oldest(count: int, ceiling: int, shown: int, footer: str | None) -> None:
-    memory = MemoryFile(notes=_notes(count), malformed=(Malformed(99, "## x", "bad"),))
+    memory = MemoryFile(notes=_notes(count), malformed=(MalformedNoteLine(99, "## x", "bad"),))
     block = render_notes(memory, ceiling=ceiling)
     subjects = _subjects(block)
     assert subjects == [f"note-{i:02d}" for i in range(count - 1, count - 1 - shown, -1)]
@@ -88,7 +88,7 @@ def test_stale_marking_with_an_empty_vs_non_empty_commit_set(
     assert stale_flags([note], known) == [stale]
     block = render_notes(MemoryFile(notes=(note,)), known_commits=known)
     assert "use orjson" in block  # marked, never dropped
-    assert (STALE_MARK in block) is stale
+    assert (NOTE_STALE_MARK in block) is stale
 
 
 def test_stale_marking_is_per_note() -> None:
@@ -101,7 +101,7 @@ def test_stale_marking_is_per_note() -> None:
     assert lines[1] == "- gotcha: handwritten"
     assert lines[2] == "- gotcha: current (learned 2026-08-18)"
     assert lines[3] == "  body"
-    assert lines[4] == f"- gotcha: old (learned 2026-01-01) {STALE_MARK}"
+    assert lines[4] == f"- gotcha: old (learned 2026-01-01) {NOTE_STALE_MARK}"
 
 
 def test_unreadable_blocks_are_counted_even_without_notes() -> None:
@@ -154,7 +154,7 @@ def test_the_block_never_exceeds_the_budget_and_never_reorders(
 ) -> None:
     memory = MemoryFile(
         notes=_notes(count, body=body.replace("\n", " ").strip()),
-        malformed=tuple(Malformed(i, "## x", "bad") for i in range(bad)),
+        malformed=tuple(MalformedNoteLine(i, "## x", "bad") for i in range(bad)),
     )
     block = render_notes(memory, ceiling=ceiling, budget_tokens=budget)
     if budget is not None:

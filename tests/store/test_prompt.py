@@ -8,8 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.prompt import HEADER, PromptItem, estimate_tokens, format_age, prompt_block, render, render_line
-from store.recall import Recalled
+from store.recall.prompt import (
+    HEADER,
+    PromptItem,
+    estimate_tokens,
+    format_age,
+    prompt_block,
+    render,
+    render_line,
+)
+from store.recall.search import Recalled
 from store.staleness import commit_gone, stale_marks
 from tests.store.factories import make_entry
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.ranking import DEFAULT_WEIGHTS, OUTCOME_CODES, RankingWeights, Signals, rank, relevance
+from store.recall.ranking import DEFAULT_WEIGHTS, OUTCOME_CODES, RankingWeights, Signals, rank, relevance
 
 
 def _signals(rows: list[tuple[float, float, float, float, float]]) -> Signals:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store.entry import FixEntry
-from store.rotation import plan_rotation, should_rotate
+from store.persist.rotation import plan_rotation, should_rotate
 from tests.store.factories import make_entry
 
 

@@ -1,4 +1,4 @@
-"""Error signatures as recall compares them (``store.signatures``) and a view's error and file signals.
+"""Error signatures as recall compares them (``store.recall.signatures``) and a view's error and file signals.
 
 The runner rows take each signature from a REAL runner's output (``tests/fixtures/runners``) through the
 real extractor, and ask with the line an agent reading that output would pass: before the fix, the
@@ -13,18 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store import FixStore
-from store.ranking import DEFAULT_WEIGHTS, Signals
-from store.signatures import (
-    ErrorIndex,
-    canonical_error,
-    error_parts,
-    error_type,
-    error_words,
-    overlapping_errors,
-    same_error,
-)
-from store.vectors import dot_rows
-from store.view import ProjectView, query_terms
+from store.errorsig import canonical_error, error_parts
+from store.recall.ranking import DEFAULT_WEIGHTS, Signals
+from store.recall.signatures import ErrorIndex, error_words, overlapping_errors, same_error
+from store.recall.vectors import dot_rows
+from store.recall.view import ProjectView, query_terms
 from tests.store.factories import OWNER, PROJECT, make_entry
 from tests.workers.extraction.test_runner_fixtures import _event as runner_event
 from workers.extraction import Limits
@@ -118,7 +111,6 @@ PARTS = [
 def test_error_parts(signature: str, test: str | None, kind: str | None, core: str) -> None:
     parts = error_parts(signature)
     assert (parts.test, parts.kind, parts.core) == (test, kind, core)
-    assert error_type(signature) == kind
 
 
 SAME = [

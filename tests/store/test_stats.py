@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from store.log import Malformed
+from store.persist.fixlog import MalformedLine
 from store.stats import compute_stats
 from tests.store.factories import make_entry
 
@@ -19,7 +19,7 @@ def test_counts_ratios_tags_and_bounds() -> None:
     stats = compute_stats(
         "/app",
         entries,
-        malformed=[Malformed(7, "invalid JSON")],
+        malformed=[MalformedLine(7, "invalid JSON")],
         superseded={entries[0].id: entries[1].id},
         regressed={entries[1].id: entries[2].id},
         size_bytes=1234,

@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 
 from store import FixStore
-from store.index import build_index
 from store.paths import ProjectFiles, project_files
+from store.recall.index import build_index
 from tests.store.factories import OWNER, PROJECT, make_entry
 
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.lexicon import groups
-from store.tokenize import LEXICON, STOPWORDS, match_form, match_forms, tokenize, unique
-from store.vectors import DIM, cosine, embed, embed_many
+from store.recall.lexicon import groups
+from store.recall.tokenize import LEXICON, STOPWORDS, match_form, match_forms, tokenize, unique
+from store.recall.vectors import DIM, cosine, embed, embed_many
 
 
 @pytest.mark.parametrize(
@@ -161,7 +161,7 @@ def test_embed_many_matches_embed() -> None:
 
 def test_vectors_are_the_same_in_another_process() -> None:
     """Feature hashing must not depend on PYTHONHASHSEED (no builtin ``hash``)."""
-    code = "from store.vectors import embed; print(embed(['login','timeout']).tobytes().hex())"
+    code = "from store.recall.vectors import embed; print(embed(['login','timeout']).tobytes().hex())"
     outputs = {
         subprocess.run(
             [sys.executable, "-c", code],

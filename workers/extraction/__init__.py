@@ -9,7 +9,7 @@ envelopes), ``paths`` (workspace-relative paths), ``files`` (files touched + sym
 
 from __future__ import annotations
 
-from workers.extraction.errors import normalize_error
+from store.errorsig import normalize_error
 from workers.extraction.limits import Limits
 from workers.extraction.turn import EXTRACTOR_VERSION, Extracted, SkipReason, extract
 

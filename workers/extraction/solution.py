@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from store.entry import Outcome, TestRun
-from workers.extraction.errors import error_type
+from store.errorsig import error_type
 
 LANGUAGES: dict[str, str] = {
     "py": "python",

@@ -13,8 +13,9 @@ from enum import StrEnum
 
 from ingest.schema import ToolEvent, TurnEvent
 from store.entry import FixEntry, TestRun, entry_id
+from store.errorsig import normalize_error
 from store.redact import might_hold_secret, redact
-from workers.extraction.errors import add_signature, find_errors, normalize_error
+from workers.extraction.errors import add_signature, find_errors
 from workers.extraction.files import collect_files
 from workers.extraction.limits import Limits, clip, scan_window, select_events
 from workers.extraction.outcome import decide, last_run

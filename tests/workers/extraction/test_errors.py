@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from store.errorsig import error_type
 from workers.extraction import normalize_error
-from workers.extraction.errors import add_signature, error_type, find_errors
+from workers.extraction.errors import add_signature, find_errors
 
 
 @pytest.mark.parametrize(

@@ -5,12 +5,12 @@ tune them with a labelled set and pass them in. The score of entry *e* for query
 
     relevance = jaccard·J + coverage·C + files·F + errors·E + vector·max(cos, 0)
 
-    J   IDF-weighted Jaccard of query and entry keywords              (store.index)
+    J   IDF-weighted Jaccard of query and entry keywords              (store.recall.index)
     C   IDF-weighted share of the query's keywords the entry holds, measured against a query weight
-        of at least ``coverage_min_words`` distinctive words           (store.index)
+        of at least ``coverage_min_words`` distinctive words           (store.recall.index)
     F   share of the query's files the entry touched                  (paths normalized, 0 if none asked)
     E   1 for a shared error signature, ``error_type`` for the same error type only, else 0
-    cos hashed-vector cosine of query and the entry's task + errors   (store.vectors)
+    cos hashed-vector cosine of query and the entry's task + errors   (store.recall.vectors)
 
 An entry is returned only if it is live (not superseded) and ``relevance >= min_score``: a query about
 something the project never saw returns nothing. Survivors are ordered by

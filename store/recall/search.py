@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.entry import FixEntry
-from store.ranking import DEFAULT_WEIGHTS, RankingWeights, rank
+from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights, rank
+from store.recall.view import ProjectView, query_terms
 from store.staleness import stale_marks, workspace_checker
-from store.view import ProjectView, query_terms
 
 
 @dataclass(frozen=True)

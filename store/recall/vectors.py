@@ -1,6 +1,6 @@
 """Hashed-vector embeddings: deterministic feature hashing of words and character n-grams. Pure.
 
-No model and no network: the match form of each of a text's tokens (``store.tokenize.match_form``: its
+No model and no network: the match form of each of a text's tokens (``store.recall.tokenize.match_form``: its
 stem, mapped through the coding lexicon) and the character trigrams of that form (``<timeout>`` →
 ``<ti``, ``tim``, …, ``ut>``) are hashed (BLAKE2b, so the same text gives the same vector in every
 process) into ``DIM`` signed buckets. The word block and the n-gram block are each L2-normalized,
@@ -12,13 +12,14 @@ close (``fetchjson``/``fetch``, ``cancellationtoken``/``cancel``).
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
 
-from store.tokenize import match_form
+from store.recall.tokenize import match_form
 
 DIM = 1024  # buckets, a power of two: 4 KiB per entry; unrelated texts' cosine noise ~ 1/sqrt(DIM)
 NGRAM = 3
@@ -77,8 +78,8 @@ def _sparse_rows(
 def embed_many(token_lists: Sequence[Sequence[str]]) -> Matrix:
     """Row-stacked ``embed`` of each token list: shape ``(len(token_lists), DIM)``, float32.
 
-    Works on the few non-zero buckets (sparse) and writes the dense matrix once: at 500 entries this
-    avoids ~20 MB of temporary dense arrays (and their page faults).
+    Works on the few non-zero buckets (sparse) and writes the dense matrix once, with no temporary
+    dense arrays and their page faults (figures: docs/decisions.md, "Hashed vectors").
     """
     n = len(token_lists)
     chunks: tuple[list[bytes], list[bytes], list[bytes], list[bytes]] = ([], [], [], [])
@@ -133,10 +134,11 @@ def embed(tokens: Sequence[str]) -> Vector:
 
 
 def dot_rows(matrix: Matrix, vector: Vector) -> npt.NDArray[np.float64]:
-    """``matrix @ vector`` using only the vector's non-zero buckets (a query touches ~100 of ``DIM``).
+    """``matrix @ vector`` using only the vector's non-zero buckets (a query touches few of ``DIM``).
 
-    With a column-major ``matrix`` this gathers a few contiguous columns: ~20 µs at 500 rows, and no
-    BLAS thread wake-ups (a dense product's p99 was 10x its p50 on a busy 2-core machine).
+    With a column-major ``matrix`` this gathers a few contiguous columns, and wakes no BLAS threads,
+    whose spinning put a dense product's p99 far above its p50 on a busy machine (figures:
+    docs/decisions.md, "No BLAS products on hot paths").
     """
     nz = np.flatnonzero(vector)
     if matrix.shape[0] == 0 or nz.size == 0:
@@ -148,3 +150,64 @@ def dot_rows(matrix: Matrix, vector: Vector) -> npt.NDArray[np.float64]:
 def cosine(a: Vector, b: Vector) -> float:
     """Cosine of two unit vectors from ``embed`` (0.0 when either is empty)."""
     return float(np.dot(a, b))
+
+
+class VectorBuffer:
+    """Meaning vectors (column-major) in a buffer that grows by doubling, shared by extending views.
+
+    A view uses rows ``[0, n)``; extending writes rows ``n…`` in place when no other view has written
+    past ``n`` yet, else it copies. So an append costs the new rows, not a copy of the whole matrix.
+    """
+
+    def __init__(self, data: Matrix, filled: int) -> None:
+        """``data`` is the storage; rows ``[0, filled)`` hold vectors."""
+        self.data = data
+        self.filled = filled
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, matrix: Matrix) -> VectorBuffer:
+        """A buffer holding exactly ``matrix``'s rows."""
+        return cls(np.asfortranarray(matrix, dtype=np.float32), matrix.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the buffer."""
+        return int(self.data.nbytes)
+
+    def rows(self, n: int) -> Matrix:
+        """The first ``n`` vectors (a view, not a copy)."""
+        return self.data[:n]
+
+    def subset(self, rows: Sequence[int]) -> VectorBuffer:
+        """A new buffer holding ``rows`` of this one (in order), with room to grow.
+
+        Copies runs of consecutive rows as 2-D slices: rotation and forget keep almost every row, and a
+        slice copy of a column-major block is much cheaper than gathering its rows one by one
+        (docs/performance.md, "Store at the cap").
+        """
+        count = len(rows)
+        data = np.zeros((max(count + 64, count * 5 // 4), self.data.shape[1]), np.float32, order="F")
+        start = 0
+        while start < count:
+            stop = start + 1
+            while stop < count and rows[stop] == rows[stop - 1] + 1:
+                stop += 1
+            first = rows[start]
+            data[start:stop] = self.data[first : first + (stop - start)]
+            start = stop
+        return VectorBuffer(data, count)
+
+    def extended(self, n: int, new: Matrix) -> VectorBuffer:
+        """A buffer whose rows ``[0, n)`` are these and whose next rows are ``new``."""
+        needed = n + new.shape[0]
+        with self._lock:
+            if self.filled == n and needed <= self.data.shape[0]:
+                self.data[n:needed] = new
+                self.filled = needed
+                return self
+        capacity = needed + max(16, needed // 4)
+        data = np.zeros((capacity, self.data.shape[1]), np.float32, order="F")
+        data[:n] = self.data[:n]
+        data[n:needed] = new
+        return VectorBuffer(data, needed)

@@ -28,13 +28,13 @@ from pydantic import ValidationError
 
 from store.entry import FixEntry
 from store.errors import unavailable
-from store.fsio import append_durably, replace_atomically, truncate_durably
+from store.persist.fsio import append_durably, replace_atomically, truncate_durably
 
 PROBE_BYTES = 64
 
 
 @dataclass(frozen=True)
-class Malformed:
+class MalformedLine:
     """A complete line of the log that is not a valid entry: its 1-based line number and why."""
 
     line_no: int
@@ -49,9 +49,9 @@ class BadLine:
     reason: str
     raw: bytes
 
-    def report(self) -> Malformed:
+    def report(self) -> MalformedLine:
         """The line number and reason, without the bytes."""
-        return Malformed(self.line_no, self.reason)
+        return MalformedLine(self.line_no, self.reason)
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Snapshot:
     ids: frozenset[str] = field(default=frozenset())
 
     @property
-    def malformed(self) -> list[Malformed]:
+    def malformed(self) -> list[MalformedLine]:
         """Line number and reason of every malformed complete line."""
         return [b.report() for b in self.bad]
 

@@ -18,7 +18,7 @@ on-disk index holds.
 
 Matching compares *match forms* (``match_form``), not tokens: the Porter2 stem of an ASCII word
 (``retrying``, ``retries`` → ``retri``; ``segfaults`` → ``segfault``), then the name of its group in the
-coding lexicon (``store.lexicon``: ``segfault`` → ``crash``, ``cfg`` → ``config``). Keyword overlap and
+coding lexicon (``store.recall.lexicon``: ``segfault`` → ``crash``, ``cfg`` → ``config``). Keyword overlap and
 hashed vectors both use them, for index keywords and queries alike; the index on disk keeps the plain
 tokens, so logs and indexes written before (or by another version of) the rules need no rewrite.
 """
@@ -32,7 +32,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from store.lexicon import groups
+from store.recall.lexicon import groups
 
 _WORD = re.compile(r"\w+")
 _CJK_RUN = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")

@@ -223,7 +223,7 @@ class ImportResult:
     dropped: int  # removed by rotation to the store's cap
     changed: tuple[str, ...]
     projects: tuple[str, ...]
-    forgotten: int = 0  # refused: ``forget`` deleted them from this store (``store.forgotten``)
+    forgotten: int = 0  # refused: ``forget`` deleted them from this store (``store.persist.forgotten``)
 
 
 def export_log(store: FixStore, owner: str, project_key: str, fmt: ExportFormat) -> Exported:

@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from store.entry import FixEntry
-from store.recall import Recalled
+from store.recall.search import Recalled
 from store.redact import redact
 from store.staleness import stale_marks, workspace_checker
 

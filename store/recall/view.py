@@ -8,7 +8,6 @@ file, keyed by the file's identity, so a warm recall does no parsing and no toke
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,14 +19,14 @@ import orjson
 
 from store.entry import FixEntry
 from store.history import RegressionRule, regressions, superseded_by
-from store.index import LexicalIndex, keywords, meaning_text, usable_index
 from store.paths import normalize_path, path_suffix_match
-from store.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
+from store.recall.index import LexicalIndex, keywords, meaning_text, usable_index
+from store.recall.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
+from store.recall.signatures import ErrorIndex, error_words, query_error_parts
+from store.recall.tokenize import match_forms, tokenize
+from store.recall.vectors import Matrix, Vector, VectorBuffer, dot_rows, embed, embed_many
 from store.reconcile import file_set
 from store.redact import redact_obj
-from store.signatures import ErrorIndex, error_words, query_error_parts
-from store.tokenize import match_forms, tokenize
-from store.vectors import Matrix, Vector, dot_rows, embed, embed_many
 
 
 def meaning_tokens(entry: FixEntry) -> list[str]:
@@ -51,86 +50,113 @@ def _index_pairs(entries: Sequence[FixEntry], keyword_lists: Sequence[list[str]]
     ]
 
 
-class VectorBuffer:
-    """Meaning vectors (column-major) in a buffer that grows by doubling, shared by extending views.
+@dataclass
+class Derived:
+    """What a view derives per entry that the next view reuses (after an append, or a rotation or a
+    forget), each in log order; None until first asked for.
 
-    A view uses rows ``[0, n)``; extending writes rows ``n…`` in place when no other view has written
-    past ``n`` yet, else it copies. So an append costs the new rows, not a copy of the whole matrix.
+    ``keyword_lists`` and ``vectors`` are always carried (an append needs them for the index and the
+    new rows); the rest are carried when this view computed them, so an append costs the new entries,
+    not a redo of the log. ``extend`` and ``subset`` build the next view's ``Derived``.
     """
 
-    def __init__(self, data: Matrix, filled: int) -> None:
-        """``data`` is the storage; rows ``[0, filled)`` hold vectors."""
-        self.data = data
-        self.filled = filled
-        self._lock = threading.Lock()
+    keyword_lists: list[list[str]] | None = None
+    vectors: VectorBuffer | None = None  # rows ``[0, len(entries))`` (the buffer may hold more)
+    index_pairs: list[bytes] | None = None
+    file_sets: list[frozenset[str]] | None = None
+    error_only_words: list[frozenset[str]] | None = None
+    rows: dict[str, int] | None = None  # ``{id: row}``
+    superseded: dict[str, str] | None = None  # ``{superseded id: superseding id}``
+    live: npt.NDArray[np.bool_] | None = None  # whether each entry is the newest of its lineage
 
-    @classmethod
-    def of(cls, matrix: Matrix) -> VectorBuffer:
-        """A buffer holding exactly ``matrix``'s rows."""
-        return cls(np.asfortranarray(matrix, dtype=np.float32), matrix.shape[0])
+    def extend(
+        self, new: Sequence[FixEntry], *, keyword_lists: list[list[str]], vectors: VectorBuffer
+    ) -> Derived:
+        """The ``Derived`` of these entries followed by ``new``: ``keyword_lists`` and ``vectors`` are
+        already the whole result's; the rest is what this one computed, updated for ``new``."""
+        n = len(keyword_lists) - len(new)
+        out = Derived(keyword_lists=keyword_lists, vectors=vectors)
+        if self.file_sets is not None:
+            out.file_sets = [*self.file_sets, *(file_set(e) for e in new)]
+        if self.error_only_words is not None:
+            out.error_only_words = [*self.error_only_words, *map(error_only_words, new)]
+        if self.index_pairs is not None:
+            out.index_pairs = [*self.index_pairs, *_index_pairs(new, keyword_lists[n:])]
+        if self.rows is not None:
+            rows = dict(self.rows)
+            for i, entry in enumerate(new, start=n):
+                rows[entry.id] = i
+            out.rows = rows
+            if self.superseded is not None and self.live is not None:
+                superseded = dict(self.superseded)
+                live = np.concatenate([self.live, np.ones(len(new), dtype=bool)])
+                for i, entry in enumerate(new, start=n):
+                    target = entry.supersedes
+                    if target and target != entry.id and rows.get(target, i) < i:
+                        superseded[target] = entry.id
+                        live[rows[target]] = False
+                out.superseded = superseded
+                out.live = live
+        return out
 
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the buffer."""
-        return int(self.data.nbytes)
+    def subset(
+        self,
+        entries: Sequence[FixEntry],
+        rows: Sequence[int],
+        *,
+        keyword_lists: list[list[str]],
+        vectors: VectorBuffer,
+    ) -> Derived:
+        """The ``Derived`` of ``entries`` (these, whole) at ``rows``, in that order: ``keyword_lists``
+        and ``vectors`` are these entries' own; the rest is what this one computed."""
+        out = Derived(keyword_lists=[keyword_lists[r] for r in rows], vectors=vectors.subset(rows))
+        if self.index_pairs is not None:
+            out.index_pairs = [self.index_pairs[r] for r in rows]
+        if self.file_sets is not None:
+            out.file_sets = [self.file_sets[r] for r in rows]
+        if self.error_only_words is not None:
+            out.error_only_words = [self.error_only_words[r] for r in rows]
+        self._subset_supersession(out, entries, rows)
+        return out
 
-    def rows(self, n: int) -> Matrix:
-        """The first ``n`` vectors (a view, not a copy)."""
-        return self.data[:n]
+    def _subset_supersession(self, out: Derived, entries: Sequence[FixEntry], rows: Sequence[int]) -> None:
+        """Set ``out.superseded`` and ``out.live`` for ``entries`` at ``rows``.
 
-    def subset(self, rows: Sequence[int]) -> VectorBuffer:
-        """A new buffer holding ``rows`` of this one (in order), with room to grow.
-
-        Copies runs of consecutive rows as 2-D slices: rotation and forget keep almost every row, and a
-        slice copy of a column-major block is ~10x faster than gathering its rows one by one.
+        Exact when no dropped entry supersedes anything: then every kept entry keeps the same superseders,
+        so the map only loses the dropped targets (``superseded_by`` would otherwise redo the whole log on
+        the next append: docs/performance.md, "Store at the cap").
         """
-        count = len(rows)
-        data = np.zeros((max(count + 64, count * 5 // 4), self.data.shape[1]), np.float32, order="F")
-        start = 0
-        while start < count:
-            stop = start + 1
-            while stop < count and rows[stop] == rows[stop - 1] + 1:
-                stop += 1
-            first = rows[start]
-            data[start:stop] = self.data[first : first + (stop - start)]
-            start = stop
-        return VectorBuffer(data, count)
-
-    def extended(self, n: int, new: Matrix) -> VectorBuffer:
-        """A buffer whose rows ``[0, n)`` are these and whose next rows are ``new``."""
-        needed = n + new.shape[0]
-        with self._lock:
-            if self.filled == n and needed <= self.data.shape[0]:
-                self.data[n:needed] = new
-                self.filled = needed
-                return self
-        capacity = needed + max(16, needed // 4)
-        data = np.zeros((capacity, self.data.shape[1]), np.float32, order="F")
-        data[:n] = self.data[:n]
-        data[n:needed] = new
-        return VectorBuffer(data, needed)
+        if self.superseded is None or self.live is None:
+            return
+        kept = set(rows)
+        dropped = [entries[i] for i in range(len(entries)) if i not in kept]
+        if any(e.supersedes for e in dropped):
+            return
+        gone = {e.id for e in dropped}
+        out.superseded = {t: s for t, s in self.superseded.items() if t not in gone}
+        out.live = self.live[np.asarray(rows, dtype=np.intp)]
 
 
 class ProjectView:
-    """Derived, cached data over one project's entries (log order)."""
+    """Derived, cached data over one project's entries (log order).
+
+    What carries over to the next view is computed into ``Derived`` (its getters below fill it); the
+    ``cached_property`` on each getter only makes later reads an attribute lookup.
+    """
 
     def __init__(
         self,
         entries: Sequence[FixEntry],
         *,
         index: object = None,
-        keyword_lists: list[list[str]] | None = None,
-        vectors: VectorBuffer | None = None,
+        derived: Derived | None = None,
         regression_rule: RegressionRule | None = None,
     ) -> None:
-        """Seeds: ``index`` is the parsed on-disk index (checked, used if consistent); ``keyword_lists``
-        (one per entry, trusted) and ``vectors`` are what another view already computed.
-        """
+        """``index`` is the parsed on-disk index (checked, used if consistent); ``derived`` is what a
+        previous view already computed for these entries (``Derived.extend``, ``Derived.subset``)."""
         self.entries = list(entries)
         self._index = index
-        if keyword_lists is not None:
-            self.__dict__["keyword_lists"] = keyword_lists  # seeds the cached_property
-        self._vector_seed = vectors
+        self._derived = derived if derived is not None else Derived()
         self._regression_rule = regression_rule or RegressionRule()
         self._redacted: dict[int, FixEntry] = {}
 
@@ -144,95 +170,44 @@ class ProjectView:
         keyword_lists = [*self.keyword_lists, *(keywords(e) for e in new)]
         if new_vectors is None:
             new_vectors = embed_many([meaning_tokens(e) for e in new])
-        view = ProjectView(
+        vectors = self._vector_buffer.extended(len(self.entries), new_vectors)
+        return ProjectView(
             [*self.entries, *new],
-            keyword_lists=keyword_lists,
-            vectors=self._vector_buffer.extended(len(self.entries), new_vectors),
+            derived=self._derived.extend(new, keyword_lists=keyword_lists, vectors=vectors),
             regression_rule=self._regression_rule,
         )
-        self._carry_forward(view, new)
-        return view
-
-    def _carry_forward(self, view: ProjectView, new: Sequence[FixEntry]) -> None:
-        """Seed ``view`` (these entries + ``new``) with what this view computed, updated for ``new``."""
-        done = self.__dict__
-        n = len(self.entries)
-        if "file_sets" in done:
-            view.__dict__["file_sets"] = [*self.file_sets, *(file_set(e) for e in new)]
-        if "error_only_words" in done:
-            view.__dict__["error_only_words"] = [*self.error_only_words, *map(error_only_words, new)]
-        if "index_pairs" in done:
-            view.__dict__["index_pairs"] = [*self.index_pairs, *_index_pairs(new, view.keyword_lists[n:])]
-        if "rows" in done:
-            rows = dict(self.rows)
-            for i, entry in enumerate(new, start=n):
-                rows[entry.id] = i
-            view.__dict__["rows"] = rows
-            if "superseded" in done and "live" in done:
-                superseded = dict(self.superseded)
-                live = np.concatenate([self.live, np.ones(len(new), dtype=bool)])
-                for i, entry in enumerate(new, start=n):
-                    target = entry.supersedes
-                    if target and target != entry.id and rows.get(target, i) < i:
-                        superseded[target] = entry.id
-                        live[rows[target]] = False
-                view.__dict__["superseded"] = superseded
-                view.__dict__["live"] = live
 
     def subset(self, rows: Sequence[int]) -> ProjectView:
         """A view of the entries at ``rows`` (in that order), reusing this view's keywords and vectors."""
-        keyword_lists = self.keyword_lists
-        buffer = self._vector_buffer.subset(rows)
-        view = ProjectView(
-            [self.entries[r] for r in rows],
-            keyword_lists=[keyword_lists[r] for r in rows],
-            vectors=buffer,
-            regression_rule=self._regression_rule,
+        derived = self._derived.subset(
+            self.entries, rows, keyword_lists=self.keyword_lists, vectors=self._vector_buffer
         )
-        if "index_pairs" in self.__dict__:
-            view.__dict__["index_pairs"] = [self.index_pairs[r] for r in rows]
-        if "file_sets" in self.__dict__:
-            view.__dict__["file_sets"] = [self.file_sets[r] for r in rows]
-        if "error_only_words" in self.__dict__:
-            view.__dict__["error_only_words"] = [self.error_only_words[r] for r in rows]
-        self._carry_supersession(view, rows)
-        return view
-
-    def _carry_supersession(self, view: ProjectView, rows: Sequence[int]) -> None:
-        """Seed ``view`` (these entries at ``rows``, in order) with ``superseded`` and ``live``.
-
-        Exact when no dropped entry supersedes anything: then every kept entry keeps the same superseders,
-        so the map only loses the dropped targets (``superseded_by`` would otherwise redo the whole log on
-        the next append: ~10 % of an append at the cap).
-        """
-        done = self.__dict__
-        if "superseded" not in done or "live" not in done:
-            return
-        kept = set(rows)
-        dropped = [self.entries[i] for i in range(len(self.entries)) if i not in kept]
-        if any(e.supersedes for e in dropped):
-            return
-        gone = {e.id for e in dropped}
-        view.__dict__["superseded"] = {t: s for t, s in self.superseded.items() if t not in gone}
-        view.__dict__["live"] = self.live[np.asarray(rows, dtype=np.intp)]
+        return ProjectView(
+            [self.entries[r] for r in rows], derived=derived, regression_rule=self._regression_rule
+        )
 
     def memory_bytes(self) -> int:
         """A rough size of what this view holds (vectors dominate: 4 KiB per entry)."""
-        vectors = self._vector_buffer.nbytes if "_vector_buffer" in self.__dict__ else 0
-        return vectors + 2048 * len(self.entries)
+        vectors = self._derived.vectors
+        return (vectors.nbytes if vectors is not None else 0) + 2048 * len(self.entries)
 
     @cached_property
     def rows(self) -> dict[str, int]:
         """``{id: row}``."""
-        return {e.id: i for i, e in enumerate(self.entries)}
+        if self._derived.rows is None:
+            self._derived.rows = {e.id: i for i, e in enumerate(self.entries)}
+        return self._derived.rows
 
     @cached_property
     def keyword_lists(self) -> list[list[str]]:
         """Each entry's index keywords, from the on-disk index when usable, else tokenized now."""
-        usable = usable_index(self._index, [e.id for e in self.entries])
-        if usable is not None:
-            return [list(usable[e.id]) for e in self.entries]
-        return [keywords(e) for e in self.entries]
+        if self._derived.keyword_lists is None:
+            usable = usable_index(self._index, [e.id for e in self.entries])
+            if usable is not None:
+                self._derived.keyword_lists = [list(usable[e.id]) for e in self.entries]
+            else:
+                self._derived.keyword_lists = [keywords(e) for e in self.entries]
+        return self._derived.keyword_lists
 
     def index_object(self) -> dict[str, list[str]]:
         """The on-disk index for these entries."""
@@ -241,7 +216,9 @@ class ProjectView:
     @cached_property
     def index_pairs(self) -> list[bytes]:
         """Each entry's serialized ``"id":[keywords]`` member of the index object."""
-        return _index_pairs(self.entries, self.keyword_lists)
+        if self._derived.index_pairs is None:
+            self._derived.index_pairs = _index_pairs(self.entries, self.keyword_lists)
+        return self._derived.index_pairs
 
     def index_bytes(self) -> bytes:
         """The on-disk index as JSON bytes (equal to ``orjson.dumps(index_object())``)."""
@@ -254,10 +231,11 @@ class ProjectView:
 
     @cached_property
     def _vector_buffer(self) -> VectorBuffer:
-        seed = self._vector_seed
-        if seed is not None and seed.filled >= len(self.entries):
-            return seed
-        return VectorBuffer.of(embed_many([meaning_tokens(e) for e in self.entries]))
+        buffer = self._derived.vectors
+        if buffer is None or buffer.filled < len(self.entries):
+            buffer = VectorBuffer.of(embed_many([meaning_tokens(e) for e in self.entries]))
+            self._derived.vectors = buffer
+        return buffer
 
     @property
     def vectors(self) -> Matrix:
@@ -267,17 +245,24 @@ class ProjectView:
     @cached_property
     def file_sets(self) -> list[frozenset[str]]:
         """Each entry's normalized file set (``reconcile.file_set``)."""
-        return [file_set(e) for e in self.entries]
+        if self._derived.file_sets is None:
+            self._derived.file_sets = [file_set(e) for e in self.entries]
+        return self._derived.file_sets
 
     @cached_property
     def superseded(self) -> dict[str, str]:
         """``{superseded id: id of the entry superseding it}``."""
-        return superseded_by(self.entries)
+        if self._derived.superseded is None:
+            self._derived.superseded = superseded_by(self.entries)
+        return self._derived.superseded
 
     @cached_property
     def live(self) -> npt.NDArray[np.bool_]:
         """Whether each entry is the newest of its lineage."""
-        return np.array([e.id not in self.superseded for e in self.entries], dtype=bool)
+        if self._derived.live is None:
+            superseded = self.superseded
+            self._derived.live = np.array([e.id not in superseded for e in self.entries], dtype=bool)
+        return self._derived.live
 
     @cached_property
     def regressed(self) -> dict[str, str]:
@@ -310,13 +295,15 @@ class ProjectView:
 
     @cached_property
     def _errors(self) -> ErrorIndex:
-        """The entries' error signatures by text, test and type (``store.signatures``)."""
+        """The entries' error signatures by text, test and type (``store.recall.signatures``)."""
         return ErrorIndex((row, entry.errors) for row, entry in enumerate(self.entries))
 
     @cached_property
     def error_only_words(self) -> list[frozenset[str]]:
         """Each entry's ``error_only_words``."""
-        return [error_only_words(e) for e in self.entries]
+        if self._derived.error_only_words is None:
+            self._derived.error_only_words = [error_only_words(e) for e in self.entries]
+        return self._derived.error_only_words
 
     @cached_property
     def _error_only_postings(self) -> dict[str, npt.NDArray[np.intp]]:

@@ -1,8 +1,8 @@
 """A small lexicon of coding synonyms and abbreviations, for matching words that mean the same. Pure data.
 
 Each line is one group of words that name the same thing in bug reports and fixes; the first word is
-the group's name. ``store.tokenize.match_form`` stems every word (Porter2) and then maps a stem found in
-a group to the group's stem, so ``segfaults``, ``panicked`` and ``crash`` compare equal, and so do
+the group's name. ``store.recall.tokenize.match_form`` stems every word (Porter2) and then maps a stem
+found in a group to the group's stem, so ``segfaults``, ``panicked`` and ``crash`` compare equal, and so do
 ``cfg`` and ``configuration``. It applies to index keywords and queries alike (matching is symmetric),
 at match time only: the on-disk index keeps the plain tokens.
 

@@ -6,7 +6,7 @@ lists into postings (token → rows), so a query's overlap with every entry is a
 scatter-adds, weighted by BM25's inverse document frequency ``idf(t) = ln(1 + (n - df + 0.5) / (df +
 0.5))``: a token in every entry (``changed``, ``tests``, ``passed`` of the solution boilerplate) weighs
 ~0 (ln(1 + 0.5 / (n + 0.5))), a token in one entry ln(1 + (n - 0.5) / 1.5), an unknown one ln(2n + 2).
-Keywords and query tokens are compared in their match forms (``store.tokenize.match_form``: stem, then
+Keywords and query tokens are compared in their match forms (``store.recall.tokenize.match_form``: stem, then
 coding lexicon), so ``retries``/``retrying`` and ``segfault``/``panic`` meet; the on-disk keywords stay
 plain tokens.
 """
@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from store.entry import FixEntry
-from store.tokenize import match_forms, tokenize, unique
+from store.recall.tokenize import match_forms, tokenize, unique
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from store.errors import unavailable
-from store.fsio import append_durably
+from store.persist.fsio import append_durably
 
 _ID_LINE = re.compile(rb"^fix-[0-9a-f]{16}$")
 
