@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from store.notes import Malformed, MemoryFile, Note
+from store.notes import MalformedNoteLine, MemoryFile, Note
 from store.notes.check import check_json, check_notes, check_text
 from store.notes.promote import promote_command
 
 PATH = Path("/ws/.fixmem/memory.md")
 
 
-def _memory(count: int, commit: str | None = None, malformed: tuple[Malformed, ...] = ()) -> MemoryFile:
+def _memory(
+    count: int, commit: str | None = None, malformed: tuple[MalformedNoteLine, ...] = ()
+) -> MemoryFile:
     notes = tuple(
         Note(kind="gotcha", subject=f"n{i}", commit=commit, learned=date(2026, 1, 1), line=i + 1)
         for i in range(count)
@@ -39,7 +41,7 @@ def test_a_note_whose_commit_is_gone_is_stale_and_reported() -> None:
 
 
 def test_malformed_lines_go_to_stderr_and_no_file_says_so() -> None:
-    memory = _memory(0, malformed=(Malformed(3, "## ???", "no kind", True),))
+    memory = _memory(0, malformed=(MalformedNoteLine(3, "## ???", "no kind", True),))
     lines = check_text(PATH, memory, [], 40, checked=False)
     assert [err for _, err in lines] == [False, False, True]
     assert "commits not checked" in lines[1][0] and "block not read" in lines[2][0]
