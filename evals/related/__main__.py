@@ -28,7 +28,12 @@ MIN_QUERIES = 10  # a goal checked on fewer queries with an answer is reported a
 README = HERE.parent.parent / "README.md"
 BEGIN, END = "<!-- related:begin -->", "<!-- related:end -->"
 QUICK_LIMIT = 120
-NAMES = {"fixmem": "fixmem", "bm25": "BM25", "jaccard": "Jaccard"}
+NAMES = {
+    "fixmem": "fixmem",
+    "bm25": "BM25",
+    "jaccard": "Jaccard",
+    "fixmem_no_floor": "fixmem, no floor (diagnostic)",
+}
 
 
 def _ratio(a: int, b: int) -> str:
@@ -102,7 +107,7 @@ def render(report: Mapping[str, Any]) -> str:
         "Cells: `fn` = tasks whose top 5 held a past fix that changed a same function / tasks that have one; "
         "`file` = the same for a same file; `P` = returned fixes that changed a file the task's own fix "
         "changed / all returned; `quiet` = tasks with no related past fix that got nothing back / such "
-        "tasks.",
+        "tasks. The last column is no system: fixmem's own ranking with `min_score` 0, what its floor hides.",
         "",
     ]
     for split in ("tune", "held_out"):

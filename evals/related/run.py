@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,12 @@ from evals.related.core import (
     words,
 )
 from ingest.schema import validate_event
-from store import FixEntry, FixStore
+from store import DEFAULT_WEIGHTS, FixEntry, FixStore, RankingWeights
 from workers.extraction import Limits, extract
 
-SYSTEMS = ("fixmem", "bm25", "jaccard")
+SYSTEMS = ("fixmem", "bm25", "jaccard", "fixmem_no_floor")
+# Diagnostic, not a system: fixmem's own ranking with ``min_score`` 0, i.e. what its relevance floor hides.
+NO_FLOOR = replace(DEFAULT_WEIGHTS, min_score=0.0)
 SHA_CHARS = 10
 RARE_DF = 2  # a word in this many earlier entries or fewer is rare
 
@@ -164,21 +166,27 @@ def ask(
     word_sets: Sequence[frozenset[str]],
 ) -> dict[str, list[list[Any]]]:
     """Each system's top ``K`` for one query: ``[sha, score]`` pairs, best first."""
-    recalled = store.recall(
-        OWNER,
-        repo.project_key,
-        query.text,
-        files=list(query.files) or None,
-        errors=list(query.errors) or None,
-        k=K,
-        now=float(commit.ts),
-    )
+
+    def recall(weights: RankingWeights = DEFAULT_WEIGHTS) -> list[list[Any]]:
+        recalled = store.recall(
+            OWNER,
+            repo.project_key,
+            query.text,
+            files=list(query.files) or None,
+            errors=list(query.errors) or None,
+            k=K,
+            now=float(commit.ts),
+            weights=weights,
+        )
+        return [[(r.entry.event_id or "?")[:SHA_CHARS], round(r.score, 4)] for r in recalled]
+
     # BM25 and Jaccard get what fixmem gets, as words: the task text plus the file names and the error.
     flat = "\n".join([query.text, " ".join(query.files), *query.errors])
     return {
-        "fixmem": [[(r.entry.event_id or "?")[:SHA_CHARS], round(r.score, 4)] for r in recalled],
+        "fixmem": recall(),
         "bm25": [[earlier[i].sha[:SHA_CHARS], round(s, 4)] for i, s in bm25_rank(texts, flat)],
         "jaccard": [[earlier[i].sha[:SHA_CHARS], round(s, 4)] for i, s in jaccard_rank(word_sets, flat)],
+        "fixmem_no_floor": recall(NO_FLOOR),
     }
 
 

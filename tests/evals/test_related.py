@@ -147,7 +147,7 @@ def test_end_to_end_replay_of_the_hand_made_history(history: list[dict[str, obje
     assert {r["class"] for r in last} == {"start", "one_line", "mid_files"}
     for record in last:
         assert record["same_function"] == sorted([shas[0], shas[1]])
-        for system in ("fixmem", "bm25", "jaccard"):
+        for system in ("fixmem", "bm25", "jaccard", "fixmem_no_floor"):
             assert {sha for sha, _ in record["results"][system]} <= set(shas[:4])  # only earlier fixes
     # BM25 over four entries: the earlier alpha fix carries the same long text, so it ranks first.
     start = next(r for r in last if r["class"] == "start")
@@ -256,7 +256,7 @@ def test_a_quick_subset_runs_end_to_end(tmp_path: Path) -> None:
     assert records
     positions = {c.sha[:10]: i for i, c in enumerate(repos[0].commits)}
     for record in records:
-        for system in ("fixmem", "bm25", "jaccard"):
+        for system in ("fixmem", "bm25", "jaccard", "fixmem_no_floor"):
             returned = [sha for sha, _ in record["results"][system]]
             assert len(returned) <= 5
             assert all(positions[sha] < positions[record["sha"]] for sha in returned)  # only the past
