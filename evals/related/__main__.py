@@ -6,6 +6,7 @@ python -m evals.related --quick      the first 120 commits of each repository (a
 python -m evals.related --write      also write results/related.json (the summary), results/queries.jsonl.gz
                                      (every query) and README.md's table from the summary
 python -m evals.related --readme     only rewrite README.md's table from results/related.json
+python -m evals.related --misses N   from the committed queries: N task-start misses of the tuning half
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.related.core import load_repos
+from evals.related.core import load_repos, words
 from evals.related.run import ROWS, SYSTEMS, evaluate
 
 HERE = Path(__file__).parent
@@ -121,6 +122,44 @@ def render(report: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def misses(queries: Sequence[Mapping[str, Any]], limit: int, split: str = "tune") -> str:
+    """Task-start queries of ``split`` with a same-function past fix that fixmem missed: how many got
+    nothing back, how many BM25 and fixmem's unfloored order found, then ``limit`` of them in detail."""
+    commits = {(r.name, c.sha[:10]): c for r in load_repos() for c in r.commits}
+    start = [q for q in queries if q["class"] == "start" and q["split"] == split and q["same_function"]]
+
+    def hit(q: Mapping[str, Any], system: str) -> bool:
+        return any(sha in q["same_function"] for sha, _ in q["results"][system])
+
+    missed = [q for q in start if not hit(q, "fixmem")]
+    out = [
+        f"{split}: {len(start)} task-start queries with a same-function past fix; "
+        f"fixmem missed {len(missed)}, "
+        f"{sum(1 for q in missed if not q['results']['fixmem'])} of them with nothing returned; "
+        f"BM25 found {sum(1 for q in missed if hit(q, 'bm25'))} of the misses, fixmem's order without its "
+        f"floor {sum(1 for q in missed if hit(q, 'fixmem_no_floor'))}.",
+    ]
+    shown = [q for q in missed if hit(q, "bm25")]
+    for q in shown[:: max(1, len(shown) // limit)][:limit]:
+        task = commits[(q["repo"], q["sha"])]
+        unfloored = [sha for sha, _ in q["results"]["fixmem_no_floor"]]
+        gold_sha = next(sha for sha, _ in q["results"]["bm25"] if sha in q["same_function"])
+        gold = commits[(q["repo"], gold_sha)]
+        score = next((s for sha, s in q["results"]["fixmem_no_floor"] if sha == gold_sha), None)
+        shared_fn = sorted(set(task.functions) & set(gold.functions))
+        rank = unfloored.index(gold_sha) + 1 if gold_sha in unfloored else ">5"
+        shared = sorted(words(task.text) & words(gold.text + " " + " ".join(gold.files)))
+        out += [
+            "",
+            f"{q['repo']}@{q['sha']} ({len(task.text.split())} words): {task.title}",
+            f"  answer {gold_sha}: {gold.title}",
+            f"  same functions: {', '.join(shared_fn)}",
+            f"  fixmem returned {len(q['results']['fixmem'])}; unfloored rank {rank} score {score}",
+            f"  shared words: {' '.join(shared)}",
+        ]
+    return "\n".join(out)
+
+
 def write_readme(report: Mapping[str, Any], readme: Path = README) -> None:
     text = readme.read_text(encoding="utf-8")
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
@@ -135,9 +174,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--write", action="store_true", help="write the results JSON and README's table")
     parser.add_argument("--readme", action="store_true", help="only rewrite README's table from the results")
+    parser.add_argument("--misses", type=int, metavar="N", help="print N task-start misses (tuning half)")
     args = parser.parse_args(argv)
     if args.readme:
         write_readme(json.loads(RESULTS.read_text(encoding="utf-8")))
+        return 0
+    if args.misses is not None:
+        with gzip.open(QUERIES, "rt", encoding="utf-8") as fh:
+            sys.stdout.write(misses([json.loads(line) for line in fh], args.misses) + "\n")
         return 0
     if args.write and args.quick:
         parser.error("--write records the full run only")

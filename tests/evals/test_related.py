@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from evals.related.__main__ import QUERIES, RESULTS, misses
 from evals.related.build import Hunk, changed_functions, clean_message, derive, regex_definitions
 from evals.related.core import (
     Commit,
@@ -269,3 +270,12 @@ def test_a_quick_subset_runs_end_to_end(tmp_path: Path) -> None:
     assert [(q["sha"], q["class"], q["same_function"]) for q in first] == [
         (r["sha"], r["class"], r["same_function"]) for r in records
     ]
+
+
+def test_the_misses_report_agrees_with_the_summary() -> None:
+    with gzip.open(QUERIES, "rt") as fh:
+        queries = [json.loads(line) for line in fh]
+    cell = json.loads(RESULTS.read_text())["summary"]["tune"]["start"]["fixmem"]
+    head = misses(queries, 2).splitlines()[0]
+    assert f"{cell['with_fn']} task-start queries" in head
+    assert f"fixmem missed {cell['with_fn'] - cell['hit_fn']}," in head
