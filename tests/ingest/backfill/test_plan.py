@@ -9,24 +9,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.backfill import (
+from ingest.backfill.plan import (
     BEFORE_SINCE,
     EMPTY,
     MODIFIED_BEFORE_SINCE,
     NO_TURNS,
     NOT_A_LOG,
-    BackfillError,
-    FileRecord,
-    FileStatus,
-    Sent,
-    TokenBucket,
     is_recent,
     parse_since,
     plan_file,
     run_key,
     skipped_unread,
-    summarize,
 )
+from ingest.backfill.rate import TokenBucket
+from ingest.backfill.records import BackfillError, FileRecord, FileStatus, Sent
+from ingest.backfill.report import summarize
 from ingest.batching import Accepted, parse_stream_id, plan_jobs
 from ingest.importers import UNDATED_EPOCH, ImportedFile
 from ingest.importers.files import EMPTY_FILE, UNRECOGNIZED

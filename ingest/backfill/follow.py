@@ -23,7 +23,7 @@ from rq.serializers import JSONSerializer
 
 from ingest import keys
 from ingest.batching import parse_stream_id
-from ingest.connection import text
+from ingest.connection import reply_text
 
 PAGE = 1000  # pending entries or batch keys per round trip
 
@@ -40,7 +40,7 @@ def consumers_reading(client: redis.Redis, stream: str, group: str) -> int:
         groups = client.xinfo_groups(stream)
     except redis.exceptions.ResponseError:
         return 0
-    return next((int(g["consumers"]) for g in groups if text(g["name"]) == group), 0)
+    return next((int(g["consumers"]) for g in groups if reply_text(g["name"]) == group), 0)
 
 
 def last_delivered(client: redis.Redis, stream: str, group: str) -> tuple[int, int] | None:
@@ -50,8 +50,8 @@ def last_delivered(client: redis.Redis, stream: str, group: str) -> tuple[int, i
     except redis.exceptions.ResponseError:  # the stream does not exist yet
         return None
     for info in groups:
-        if text(info["name"]) == group:
-            return parse_stream_id(text(info["last-delivered-id"]))
+        if reply_text(info["name"]) == group:
+            return parse_stream_id(reply_text(info["last-delivered-id"]))
     return None
 
 
@@ -111,15 +111,15 @@ class _Tracker:
         start = self.ids[0]
         while True:
             page = self.client.xpending_range(self.stream, self.group, min=start, max=last, count=PAGE)
-            found.update(i for i in (text(p["message_id"]) for p in page) if i in self.wanted)
+            found.update(i for i in (reply_text(p["message_id"]) for p in page) if i in self.wanted)
             if len(page) < PAGE:
                 return frozenset(found)
-            ms, seq = parse_stream_id(text(page[-1]["message_id"]))
+            ms, seq = parse_stream_id(reply_text(page[-1]["message_id"]))
             start = f"{ms}-{seq + 1}"
 
     def _in_batches(self) -> tuple[frozenset[str], frozenset[str]]:
         holding: dict[str, set[str]] = {}
-        names = [text(k) for k in self.client.scan_iter(match=keys.batch("*"), count=1000)]
+        names = [reply_text(k) for k in self.client.scan_iter(match=keys.batch("*"), count=1000)]
         for start in range(0, len(names), PAGE):
             chunk = names[start : start + PAGE]
             with self.client.pipeline(transaction=False) as pipe:
@@ -127,7 +127,7 @@ class _Tracker:
                     pipe.hkeys(name)
                 replies = pipe.execute()
             for name, fields in zip(chunk, replies, strict=True):
-                mine = {i for i in (text(f) for f in fields) if i in self.wanted}
+                mine = {i for i in (reply_text(f) for f in fields) if i in self.wanted}
                 if mine:
                     holding[name.removeprefix(self.prefix)] = mine
         if not holding:
