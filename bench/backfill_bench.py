@@ -55,8 +55,9 @@ from fixmem.demo import demo_turns
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest.backfill.config import RunConfig, parse_processes
-from ingest.backfill.follow import Drain, follow
-from ingest.backfill.run import RunResult, run_backfill, walk
+from ingest.backfill.follow import follow
+from ingest.backfill.records import Drain, RunResult
+from ingest.backfill.run import run_backfill, walk
 from ingest.importers import import_file
 from ingest.publish import publish_many
 from store import FixStore, entry_id

@@ -26,10 +26,10 @@ from fixmem.options import data_dir_option, load_settings, redis_url_option
 from fixmem.settings import Settings
 from ingest.backfill.checkpoint import Checkpoint
 from ingest.backfill.config import RunConfig, parse_processes
-from ingest.backfill.follow import Drain, consumers_reading, follow
+from ingest.backfill.follow import consumers_reading, follow
 from ingest.backfill.plan import parse_since, run_key
 from ingest.backfill.progress import ProgressDisplay
-from ingest.backfill.records import BackfillError, absolute_path
+from ingest.backfill.records import BackfillError, Drain, absolute_path
 from ingest.backfill.report import Verdict, build_report, render, verdict
 from ingest.backfill.run import run_backfill, stop_on_signals
 from ingest.importers import FORMATS

@@ -25,8 +25,7 @@ import redis
 
 from ingest import dead_letters
 from ingest.backfill.config import RunConfig
-from ingest.backfill.follow import Drain
-from ingest.backfill.records import FileRecord, Sent
+from ingest.backfill.records import Drain, FileRecord, Sent
 from ingest.batching import parse_stream_id
 from ingest.importers import import_file
 from store import FixStore, entry_id

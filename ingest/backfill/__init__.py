@@ -1,8 +1,10 @@
 """Backfill: replay old agent logs into the backfill stream, behind live traffic, resumably.
 
-One module per job, in the order a run uses them:
+One module per job, in the order a run uses them (``records``, ``plan``, ``rate`` and ``report`` are pure,
+no clock, no Redis — an import-linter contract keeps Redis and RQ out):
 
-- ``records``: a ``FileRecord`` per walked file (also its checkpoint entry), ``BackfillError``.
+- ``records``: the values — a ``FileRecord`` per walked file (also its checkpoint entry), ``RunResult``,
+  ``Drain`` (where the events are in the pipeline), ``BackfillError``.
 - ``plan``: pure — ``--since``, the run key, what one imported file contributes.
 - ``config``: ``RunConfig``, one run's options (fixmem builds it from its settings).
 - ``parse_pool``: import and plan the files in walk order, in this process or a pool of parse processes.

@@ -5,7 +5,7 @@ id), pending (read, not yet handed to a job: ``XPENDING``), queued (a field of a
 enqueued, running, or waiting for a retry), failed (its batch's job is in RQ's failed registry), or
 processed (the worker deleted the batch after writing the entries). ``follow`` polls until nothing is on
 its way, a deadline, or a stop. Each look reads the stages in that order, so a turn moving between them is
-never counted done early.
+never counted done early. What a look sees is a ``Drain`` (``ingest.backfill.records``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import bisect
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import redis
@@ -22,6 +21,7 @@ from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
 
 from ingest import keys
+from ingest.backfill.records import Drain
 from ingest.batching import parse_stream_id
 from ingest.connection import reply_text
 
@@ -53,32 +53,6 @@ def last_delivered(client: redis.Redis, stream: str, group: str) -> tuple[int, i
         if reply_text(info["name"]) == group:
             return parse_stream_id(reply_text(info["last-delivered-id"]))
     return None
-
-
-@dataclass(frozen=True)
-class Drain:
-    """Where a backfill's events are in the pipeline: the stream ids not processed yet, by stage."""
-
-    total: int
-    unread: frozenset[str] = frozenset()  # not yet read by the consumer
-    pending: frozenset[str] = frozenset()  # read, not yet handed to a job
-    queued: frozenset[str] = frozenset()  # in a batch waiting for a worker, running, or waiting to retry
-    failed: frozenset[str] = frozenset()  # in a batch whose job is in RQ's failed registry
-
-    @property
-    def processed(self) -> int:
-        """Events the workers are done with (an entry, a skip, a duplicate or a dead letter)."""
-        return self.total - len(self.unread) - len(self.pending) - len(self.queued) - len(self.failed)
-
-    @property
-    def settled(self) -> bool:
-        """Nothing of the backfill is still on its way (failed batches stay failed until retried)."""
-        return not (self.unread or self.pending or self.queued)
-
-    @property
-    def unfinished(self) -> frozenset[str]:
-        """Every id not processed: on its way or failed."""
-        return self.unread | self.pending | self.queued | self.failed
 
 
 class _Tracker:

@@ -15,8 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ingest.backfill.follow import Drain
-from ingest.backfill.records import FileRecord
+from ingest.backfill.records import Drain, FileRecord
 
 __all__ = ["ProgressDisplay"]
 

@@ -23,9 +23,9 @@ from rq import Queue
 from ingest import keys
 from ingest.backfill.checkpoint import PUBLISH_LUA, Checkpoint, encode_head_tail
 from ingest.backfill.config import RunConfig
-from ingest.backfill.follow import Drain, last_delivered
+from ingest.backfill.follow import last_delivered
 from ingest.backfill.rate import TokenBucket
-from ingest.backfill.records import FileRecord
+from ingest.backfill.records import Drain, FileRecord
 from ingest.batching import parse_stream_id
 from ingest.connection import reply_text
 

@@ -1,4 +1,5 @@
-"""A backfill's values: what became of each walked file (``FileRecord``, also its checkpoint entry).
+"""A backfill's values: what became of each walked file (``FileRecord``, also its checkpoint entry), what a
+run did (``RunResult``) and where its events are in the pipeline (``Drain``, read by ``follow``).
 
 Every walked file ends as exactly one ``FileRecord``: ``imported`` (all its turns read), ``partial`` (some
 turns read, some of the file could not be parsed), ``failed`` (nothing could be read from a log, or the
@@ -10,7 +11,7 @@ A resumed run trusts a record only while the file's size and modification time a
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
@@ -19,7 +20,7 @@ import orjson
 
 from ingest.errors import IngestError
 
-__all__ = ["BackfillError", "FileRecord", "FileStatus", "Sent", "absolute_path"]
+__all__ = ["BackfillError", "Drain", "FileRecord", "FileStatus", "RunResult", "Sent", "absolute_path"]
 
 
 class BackfillError(IngestError):
@@ -102,3 +103,44 @@ class FileRecord:
 def absolute_path(path: Path | str) -> str:
     """The absolute path in POSIX form, symlinks not resolved (a record's path, the checkpoint's field)."""
     return Path(os.path.abspath(path)).as_posix()
+
+
+@dataclass
+class RunResult:
+    """What ``run_backfill`` did: a record per walked file, in walk order."""
+
+    records: list[FileRecord] = field(default_factory=list)
+    interrupted: bool = False
+    seconds: float = 0.0
+    bytes_read: int = 0  # bytes of the files this run read (resumed and unread-skipped files excluded)
+
+    @property
+    def sent(self) -> list[Sent]:
+        """Every event of this backfill in the stream (including those of resumed files)."""
+        return [s for r in self.records for s in r.sent]
+
+
+@dataclass(frozen=True)
+class Drain:
+    """Where a backfill's events are in the pipeline: the stream ids not processed yet, by stage."""
+
+    total: int
+    unread: frozenset[str] = frozenset()  # not yet read by the consumer
+    pending: frozenset[str] = frozenset()  # read, not yet handed to a job
+    queued: frozenset[str] = frozenset()  # in a batch waiting for a worker, running, or waiting to retry
+    failed: frozenset[str] = frozenset()  # in a batch whose job is in RQ's failed registry
+
+    @property
+    def processed(self) -> int:
+        """Events the workers are done with (an entry, a skip, a duplicate or a dead letter)."""
+        return self.total - len(self.unread) - len(self.pending) - len(self.queued) - len(self.failed)
+
+    @property
+    def settled(self) -> bool:
+        """Nothing of the backfill is still on its way (failed batches stay failed until retried)."""
+        return not (self.unread or self.pending or self.queued)
+
+    @property
+    def unfinished(self) -> frozenset[str]:
+        """Every id not processed: on its way or failed."""
+        return self.unread | self.pending | self.queued | self.failed

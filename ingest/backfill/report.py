@@ -14,10 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
-from ingest.backfill.follow import Drain
 from ingest.backfill.plan import BEFORE_SINCE
-from ingest.backfill.records import FileRecord, FileStatus
-from ingest.backfill.run import RunResult
+from ingest.backfill.records import Drain, FileRecord, FileStatus, RunResult
 
 __all__ = ["Verdict", "build_report", "render", "summarize", "verdict"]
 

@@ -13,7 +13,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
@@ -23,25 +22,10 @@ from ingest.backfill.checkpoint import Checkpoint
 from ingest.backfill.config import RunConfig
 from ingest.backfill.parse_pool import planned
 from ingest.backfill.publisher import Listener, Publisher, Silent
-from ingest.backfill.records import BackfillError, FileRecord, Sent, absolute_path
+from ingest.backfill.records import BackfillError, FileRecord, RunResult, Sent, absolute_path
 from ingest.importers import FORMATS, iter_files
 
 __all__ = ["RunResult", "run_backfill", "stop_on_signals", "walk"]
-
-
-@dataclass
-class RunResult:
-    """What ``run_backfill`` did: a record per walked file, in walk order."""
-
-    records: list[FileRecord] = field(default_factory=list)
-    interrupted: bool = False
-    seconds: float = 0.0
-    bytes_read: int = 0  # bytes of the files this run read (resumed and unread-skipped files excluded)
-
-    @property
-    def sent(self) -> list[Sent]:
-        """Every event of this backfill in the stream (including those of resumed files)."""
-        return [s for r in self.records for s in r.sent]
 
 
 def walk(paths: Sequence[Path]) -> list[Path]:

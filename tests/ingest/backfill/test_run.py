@@ -21,10 +21,10 @@ from rq.serializers import JSONSerializer
 
 from ingest import keys
 from ingest.backfill.checkpoint import Checkpoint
-from ingest.backfill.follow import Drain, follow
+from ingest.backfill.follow import follow
 from ingest.backfill.plan import SPECIAL
-from ingest.backfill.records import BackfillError, FileRecord, FileStatus
-from ingest.backfill.run import RunResult, run_backfill
+from ingest.backfill.records import BackfillError, Drain, FileRecord, FileStatus, RunResult
+from ingest.backfill.run import run_backfill
 from ingest.consumer import Consumer, ConsumerConfig, Route
 from ingest.importers import import_file
 from tests.ingest.backfill.support import config
