@@ -26,7 +26,7 @@ from fixmem.options import data_dir_option, load_settings, redis_url_option
 from fixmem.settings import Settings
 from ingest.backfill.checkpoint import Checkpoint
 from ingest.backfill.config import RunConfig, parse_processes
-from ingest.backfill.follow import consumers_reading, follow
+from ingest.backfill.follow import follow_run
 from ingest.backfill.plan import parse_since, run_key
 from ingest.backfill.progress import ProgressDisplay
 from ingest.backfill.records import BackfillError, Drain, absolute_path
@@ -146,16 +146,10 @@ def backfill_command(
         except BackfillError as exc:
             raise CliError(str(exc), ExitCode.USAGE) from exc
         publish_seconds = time.monotonic() - started
-        if client is not None and wait and result.sent and not result.interrupted:
-            if not consumers_reading(client, settings.backfill_stream, settings.group):
-                display.console.print(
-                    f"no consumer reads {settings.backfill_stream} yet (is `fixmem up` running?): "
-                    f"waiting up to {settings.backfill_wait_seconds:g}s for the pipeline"
-                )
-            drain = follow(
-                client, [s.stream_id for s in result.sent],
-                stream=settings.backfill_stream, group=settings.group, queue=settings.backfill_queue,
-                timeout=settings.backfill_wait_seconds, listener=display, stop=stop,
+        if client is not None and wait:
+            drain = follow_run(
+                client, result, config, timeout=settings.backfill_wait_seconds,
+                announce=display.console.print, listener=display, stop=stop,
             )  # fmt: skip
     outcomes = None
     if drain is not None and store is not None and client is not None and store.root.is_dir():
@@ -176,12 +170,7 @@ def backfill_command(
             "seconds": round(time.monotonic() - started, 3),
         },
     )  # fmt: skip
-    pipeline = report["pipeline"]
-    click.echo(
-        json.dumps(report, indent=2)
-        if as_json
-        else render(report, outcome_lines=describe(pipeline) if pipeline else ())
-    )
+    click.echo(json.dumps(report, indent=2) if as_json else render(report, outcome_lines=describe(report)))
     code = EXIT_CODES[verdict(report)]
     if code is not ExitCode.OK:
         raise click.exceptions.Exit(int(code))

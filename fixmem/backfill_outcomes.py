@@ -81,8 +81,11 @@ class Outcomes:
         }
 
 
-def describe(pipeline: dict[str, Any]) -> list[str]:
-    """The report's lines on the entries (``Outcomes.to_json`` merged into the report's pipeline side)."""
+def describe(report: dict[str, Any]) -> list[str]:
+    """The report's lines on the entries (``Outcomes.to_json`` in its pipeline side), if it waited."""
+    pipeline = report["pipeline"]
+    if pipeline is None:
+        return []
     if "entries" not in pipeline:
         return ["entries: no fix logs under FIXMEM_DATA_DIR here (the workers write elsewhere?)"]
     by_outcome = ", ".join(f"{k} {v}" for k, v in pipeline["entries"].items()) or "none"

@@ -21,7 +21,8 @@ from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
 
 from ingest import keys
-from ingest.backfill.records import Drain
+from ingest.backfill.config import RunConfig
+from ingest.backfill.records import Drain, RunResult
 from ingest.batching import parse_stream_id
 from ingest.connection import reply_text
 
@@ -139,3 +140,31 @@ def follow(
             listener.following(drain)
         if drain.settled or clock() >= deadline or stop.wait(poll_seconds):
             return drain
+
+
+def follow_run(
+    client: redis.Redis,
+    result: RunResult,
+    config: RunConfig,
+    *,
+    timeout: float,
+    announce: Callable[[str], None],
+    listener: Following | None = None,
+    stop: threading.Event | None = None,
+) -> Drain | None:
+    """``follow`` the events ``result`` has in the stream (None: nothing to wait for, or interrupted).
+
+    ``announce`` hears, before the wait, that no consumer reads the stream yet.
+    """
+    if not result.sent or result.interrupted:
+        return None
+    if not consumers_reading(client, config.stream, config.group):
+        announce(
+            f"no consumer reads {config.stream} yet (is `fixmem up` running?): "
+            f"waiting up to {timeout:g}s for the pipeline"
+        )
+    ids = [s.stream_id for s in result.sent]
+    return follow(
+        client, ids, stream=config.stream, group=config.group, queue=config.queue,
+        timeout=timeout, listener=listener, stop=stop,
+    )  # fmt: skip
