@@ -81,7 +81,7 @@ def run_backfill(
     stop = stop or threading.Event()
     started = clock()
     files = [(path, *_stat(path)) for path in walk(paths)]
-    listener.started(len(files), sum(f[2] for f in files))
+    listener.started(len(files), sum(size for _, size, _ in files))
     publisher = None
     done: dict[str, FileRecord] = {}
     if client is not None:

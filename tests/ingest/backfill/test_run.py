@@ -66,7 +66,7 @@ class Recorder:
         self.after, self.action = after, action
 
     def started(self, files: int, total_bytes: int) -> None:
-        self.total = files
+        self.total, self.total_bytes = files, total_bytes
 
     def file_done(self, record: FileRecord) -> None:
         self.files.append(record)
@@ -81,6 +81,14 @@ class Recorder:
 
     def following(self, drain: Drain) -> None:
         self.drains.append(drain)
+
+
+def test_the_progress_total_is_the_bytes_the_files_advance_it_by(corpus: Path) -> None:
+    """The display's bar (and ETA) runs over file sizes: its total once summed modification times."""
+    recorder = Recorder()
+    result = run_backfill(None, [corpus], config(), listener=recorder)
+    assert recorder.total == len(result.records)
+    assert recorder.total_bytes == sum(r.size for r in result.records) > 0
 
 
 @pytest.mark.parametrize("processes", [1, 2])
