@@ -1,23 +1,20 @@
-"""The backfill options tests run with: the default stream, group and queue, no rate limit, one process."""
+"""Backfill options for tests, built as ``fixmem backfill`` builds them from the defaults of ``Settings``.
+
+Tests run without a rate limit and parse in-process unless they are about those; they never copy a default.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 
-from ingest import keys
+from fixmem.backfill_cli import run_config
+from fixmem.settings import Settings
 from ingest.backfill.config import RunConfig
+
+DEFAULTS = Settings()
 
 
 def config(owner: str = "tester", **overrides: object) -> RunConfig:
-    """A ``RunConfig`` for ``owner`` (the tests' limits), with ``overrides``."""
-    base = RunConfig(
-        owner=owner,
-        stream=keys.DEFAULT_BACKFILL_STREAM,
-        group=keys.DEFAULT_GROUP,
-        queue=keys.DEFAULT_BACKFILL_QUEUE,
-        rate=0.0,
-        max_backlog=50,
-        max_queued_jobs=20,
-        parse_processes=1,
-    )
+    """The options of ``fixmem backfill`` for ``owner`` (no rate limit, one process), with ``overrides``."""
+    base = dataclasses.replace(run_config(DEFAULTS, owner=owner), rate=0.0, parse_processes=1)
     return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
