@@ -1,10 +1,14 @@
-"""The report's files side: per format counts, skipped and failed files."""
+"""The report: its files side (per format counts, skipped and failed files), its verdict, its text."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from ingest.backfill.plan import BEFORE_SINCE, MODIFIED_BEFORE_SINCE, NOT_A_LOG
-from ingest.backfill.records import FileRecord, FileStatus, Sent
-from ingest.backfill.report import summarize
+from ingest.backfill.records import FileRecord, FileStatus, RunResult, Sent
+from ingest.backfill.report import Verdict, build_report, render, summarize, verdict
 
 
 def test_summary_counts_formats_and_lists_skipped_and_failed() -> None:
@@ -34,3 +38,47 @@ def test_summary_counts_formats_and_lists_skipped_and_failed() -> None:
         ("/c", "partial", "line 3: bad"),
         ("/d", "failed", "swe-agent log: truncated"),
     ]
+
+
+def _report(
+    *, interrupted: bool = False, pipeline: dict[str, Any] | None = None, failed: bool = False
+) -> Any:
+    record = FileRecord("/a", 1, 1, FileStatus.PARTIAL if failed else FileStatus.IMPORTED, "aider", "bad")
+    run = {
+        "interrupted": interrupted,
+        "publish_seconds": 1.0,
+        "seconds": 1.0,
+        "dry_run": False,
+        "since": None,
+    }
+    report = build_report(RunResult([record]), None, run=run)
+    report["pipeline"] = pipeline
+    return report
+
+
+_SETTLED = {"settled": True, "processed": 2, "not_processed": 0, "in_failed_jobs": 0}
+
+
+@pytest.mark.parametrize(
+    ("report", "expected"),
+    [
+        (_report(), Verdict.DONE),
+        (_report(pipeline=_SETTLED), Verdict.DONE),
+        (_report(failed=True), Verdict.PARSE_FAILURES),
+        (_report(failed=True, pipeline={**_SETTLED, "settled": False}), Verdict.UNFINISHED),
+        (_report(pipeline={**_SETTLED, "in_failed_jobs": 1}), Verdict.UNFINISHED),
+        (
+            _report(failed=True, interrupted=True, pipeline={**_SETTLED, "settled": False}),
+            Verdict.INTERRUPTED,
+        ),
+    ],
+)
+def test_the_verdict_is_the_worst_of_what_happened(report: dict[str, Any], expected: Verdict) -> None:
+    assert verdict(report) is expected
+
+
+def test_the_outcome_lines_follow_the_pipeline_line_only_when_waited() -> None:
+    lines = ["entries: fixed 2 (2 new, 0 already in the log)"]
+    waited = render(_report(pipeline=_SETTLED), outcome_lines=lines).splitlines()
+    assert waited[waited.index("pipeline: 2 events processed") + 1] == lines[0]
+    assert lines[0] not in render(_report(), outcome_lines=lines)
