@@ -25,6 +25,7 @@ Per layout, on a fresh pipeline:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -48,13 +49,15 @@ import redis
 from rq import Worker
 
 from bench.common import cpu_seconds
-from fixmem.backfill_cli import parse_processes
+from fixmem.backfill_cli import run_config
 from fixmem.backfill_outcomes import PresenceProbe, collect
 from fixmem.demo import demo_turns
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
-from ingest.backfill_follow import Drain, follow
-from ingest.backfill_run import RunConfig, RunResult, run_backfill, walk
+from ingest.backfill.config import RunConfig, parse_processes
+from ingest.backfill.follow import follow
+from ingest.backfill.records import Drain, RunResult
+from ingest.backfill.run import run_backfill, walk
 from ingest.importers import import_file
 from ingest.publish import publish_many
 from store import FixStore, entry_id
@@ -233,16 +236,8 @@ def copy_config(options: Options, settings: Settings, k: int, phase: str) -> Run
     owner, project = (
         (f"bench-{phase}-{k}", None) if options.layout == "owners" else (f"bench-{phase}", f"bench/repo-{k}")
     )
-    return RunConfig(
-        owner,
-        stream=settings.backfill_stream,
-        group=settings.group,
-        project=project,
-        rate=settings.backfill_rate,
-        queue=settings.backfill_queue,
-        max_backlog=settings.backfill_max_backlog,
-        max_queued_jobs=settings.backfill_max_queued_jobs,
-        parse_processes=parse_processes(settings.backfill_parse_processes),
+    return dataclasses.replace(
+        run_config(settings, owner=owner, project=project),
         parse_nice=settings.backfill_nice,  # the command nices itself; here only its parse processes
     )
 

@@ -12,13 +12,14 @@ The fleet is ``bench.backfill_bench.pipeline`` (a private embedded Redis, ``fixm
   matches entry ids; latency = first seen on disk - just before its XADD. Events whose turn touches no
   file make no entry and are not counted.
 
-During the backfill phase the backfill (``ingest.backfill_run.run_backfill``, the function ``fixmem
+During the backfill phase the backfill (``ingest.backfill.run.run_backfill``, the function ``fixmem
 backfill`` calls, with the default rate limit and backlog bound) replays copies of the shared agent-log
 corpus, one owner per copy, for the whole window.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 import threading
@@ -33,8 +34,9 @@ from bench.backfill_bench import pipeline
 from bench.common import histogram_quantile, load_average, summary_ms
 from bench.corpus import SHARED_CORPUS
 from bench.generator import TurnGenerator
+from fixmem.backfill_cli import run_config
 from fixmem.settings import Settings
-from ingest.backfill_run import RunConfig, run_backfill
+from ingest.backfill.run import run_backfill
 from ingest.schema import parse_event
 from store import entry_id
 from store.paths import ROOT_DIR_NAME, project_files
@@ -182,13 +184,7 @@ class BackfillLoop:
     def _run(self) -> None:
         s = self.settings
         while not self.stop.is_set():
-            config = RunConfig(
-                f"backfill-{self.copies}",
-                stream=s.backfill_stream,
-                group=s.group,
-                rate=s.backfill_rate,
-                max_backlog=s.backfill_max_backlog,
-            )
+            config = dataclasses.replace(run_config(s, owner=f"backfill-{self.copies}"), parse_processes=1)
             result = run_backfill(self.client, [self.corpus], config, stop=self.stop)
             self.copies += 1
             self.events += len(result.sent)

@@ -42,7 +42,7 @@ from ingest.batching import (
     parse_stream_id,
     plan_jobs,
 )
-from ingest.connection import REDIS_DOWN, describe, entry_rows, stream_replies, text, write_refusal
+from ingest.connection import REDIS_DOWN, describe, entry_rows, reply_text, stream_replies, write_refusal
 from ingest.errors import DeadLetterReason
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES
 from ingest.status import has_undelivered
@@ -380,14 +380,14 @@ class Consumer:
         by_count: dict[int, list[Any]] = {}
         for item in pending:
             message_id = cast(bytes, item["message_id"])
-            by_count.setdefault(int(item["times_delivered"]) + 1, []).append(text(message_id))
+            by_count.setdefault(int(item["times_delivered"]) + 1, []).append(reply_text(message_id))
         with self.client.pipeline(transaction=False) as pipe:
             for retrycount, ids in by_count.items():
                 pipe.xclaim(
                     route.stream, self.config.group, self.config.consumer, idle_ms, ids,
                     retrycount=retrycount, justid=True,
                 )  # fmt: skip
-            claimed = [text(i) for batch in pipe.execute() for i in batch]
+            claimed = [reply_text(i) for batch in pipe.execute() for i in batch]
         if not claimed:
             return [], {}
         deliveries = {i: n for n, ids in by_count.items() for i in ids}

@@ -47,7 +47,7 @@ from redis.client import Pipeline
 
 from ingest import dead_letters, keys
 from ingest.batching import parse_stream_id, stream_id_seconds
-from ingest.connection import text
+from ingest.connection import reply_text
 from ingest.errors import DeadLetterReason, InvalidEvent
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES, parse_event
 from store import AppendResult, FixEntry, FixStore, InvalidEntry
@@ -212,10 +212,10 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
     if not raw:
         log.info("batch %s is already done (no events waiting)", batch_id)
         return BatchReport(duration_seconds=time.perf_counter() - started)
-    origin = text(raw.pop(keys.BATCH_STREAM_FIELD, b""))
+    origin = reply_text(raw.pop(keys.BATCH_STREAM_FIELD, b""))
     saved = raw.pop(keys.BATCH_PRESENT_FIELD, None)
     registered = raw.pop(keys.BATCH_IDS_FIELD, None) is not None
-    items = sorted(((text(k), v) for k, v in raw.items()), key=lambda kv: parse_stream_id(kv[0]))
+    items = sorted(((reply_text(k), v) for k, v in raw.items()), key=lambda kv: parse_stream_id(kv[0]))
     decisions = decide(items, enabled=ctx.enabled, limits=ctx.limits, max_bytes=ctx.max_event_bytes)
     present = _present_before(ctx, key, decisions, saved, registered=registered)
     if present is None:
@@ -350,7 +350,7 @@ def _claim(pipe: Pipeline, key: str, batch_id: str, ids: Collection[str]) -> dic
     reply = pipe.eval(_CLAIM, 2, key, keys.COUNT_OWNER, batch_id, *sorted(ids))
     if reply is None:
         return None
-    flat = [text(v) for v in reply]
+    flat = [reply_text(v) for v in reply]
     return dict(zip(flat[::2], flat[1::2], strict=True))
 
 

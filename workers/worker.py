@@ -41,7 +41,7 @@ from rq.utils import now as rq_now
 from rq.worker import WorkerStatus
 
 from ingest.backoff import Backoff
-from ingest.connection import REDIS_DOWN, describe, text, write_refusal
+from ingest.connection import REDIS_DOWN, describe, reply_text, write_refusal
 from workers.reaper import reap_queue
 
 log = logging.getLogger("fixmem.workers.worker")
@@ -83,7 +83,7 @@ class FixmemQueue(Queue):
         while True:
             found = script(keys=keys)
             if found:
-                queue_key, job_id = text(found[0]), text(found[1])
+                queue_key, job_id = reply_text(found[0]), reply_text(found[1])
             elif timeout is None:
                 return None
             else:
@@ -91,7 +91,7 @@ class FixmemQueue(Queue):
                 moved = connection.blmove(first.key, first.intermediate_queue_key, min(timeout, POLL_SECONDS))
                 if moved is None:
                     raise DequeueTimeout(timeout, first.key)
-                queue_key, job_id = first.key, text(moved)
+                queue_key, job_id = first.key, reply_text(moved)
             fetched = cls._fetch_dequeued_job(
                 connection, queue_key, job_id,
                 job_class=job_class, serializer=serializer, death_penalty_class=death_penalty_class,

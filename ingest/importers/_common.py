@@ -332,7 +332,7 @@ def arr(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def text(value: Any) -> str:
+def str_or_empty(value: Any) -> str:
     """``value`` if it is a string, else ``""``."""
     return value if isinstance(value, str) else ""
 

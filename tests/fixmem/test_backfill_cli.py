@@ -24,12 +24,14 @@ import pytest
 import redis
 from rich.console import Console
 
-from fixmem.backfill_cli import ProgressDisplay
 from fixmem.cli import main
 from ingest import keys
-from ingest.backfill import run_key
-from ingest.backfill_run import Checkpoint, RunConfig, run_backfill
+from ingest.backfill.checkpoint import Checkpoint
+from ingest.backfill.plan import run_key
+from ingest.backfill.progress import ProgressDisplay
+from ingest.backfill.run import run_backfill
 from store import FixEntry, FixStore
+from tests.ingest.backfill.support import config
 from tests.ingest.importers.support import FIXTURES
 from workers.counters import read_counters
 
@@ -303,7 +305,7 @@ def test_the_dry_run_progress_counts_the_parsed_events() -> None:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=200, color_system=None)
     with ProgressDisplay(console) as display:
-        result = run_backfill(None, [FIXTURES], RunConfig("dry"), listener=display)
+        result = run_backfill(None, [FIXTURES], config("dry"), listener=display)
     assert sum(len(r.sent) for r in result.records) == display.events == CORPUS_EVENTS
     assert f"{CORPUS_FILES}/{CORPUS_FILES} files · {CORPUS_EVENTS} events" in out.getvalue()
 
