@@ -205,15 +205,15 @@ def _shell(c: _Collector, index: int, event: ToolEvent, *, persistent_cwd: bool)
     if persistent_cwd and effects.cwd:
         c.cwd = effects.cwd
     if not (event.exit_code == 2 and _SYNTAX_ERROR.search(event.output[:2_000])):  # else nothing ran
-        missing = (
-            set(_NOT_REMOVED.findall(event.output[:20_000])) if "cannot remove" in event.output else set()
-        )
+        missing: set[str] = set()
+        if effects.ops and "cannot remove" in event.output:
+            missing = set(_NOT_REMOVED.findall(event.output[:20_000]))
         for op in effects.ops:
             if not (op.kind in {"delete", "discard"} and op.path in missing):  # it was not there
                 c.add(index, op)
     if event.exit_code in {126, 127}:
         return
-    evidence = evidence_of(command, scan_window(event.output, c.limits), event.exit_code)
+    evidence = evidence_of(command, event.output, event.exit_code) if "git" in command else None
     if evidence is not None:
         c.evidence = (index, evidence, effects.cwd or start)
     elif prints_full_diff(command):

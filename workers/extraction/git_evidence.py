@@ -22,6 +22,7 @@ _PORCELAIN = re.compile(r"^([ MADRCUT?!]{2}) (.+)$")
 _NAME_STATUS = re.compile(r"^([MADRCTUX])\d*\t(.+)$")
 _STAT = re.compile(r"^ (\S.*?)\s+\|\s+(?:\d+|Bin)")
 _DIFF_VIEWS = {"--stat", "--name-only", "--name-status", "--numstat"}
+_MAX_OUTPUT_CHARS = 64 * 1024
 _HEADERS = (
     "On branch",
     "HEAD detached",
@@ -159,7 +160,7 @@ def evidence_of(command: str, output: str, exit_code: int | None) -> GitEvidence
     if exit_code not in (0, None) or "git" not in command:
         return None
     view = _git_view(command)
-    if view is None:
+    if view is None or len(output) > _MAX_OUTPUT_CHARS:  # a listing that long was cut by the harness
         return None
     kind, args = view
     specs = _pathspecs(args)

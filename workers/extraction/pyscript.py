@@ -16,17 +16,23 @@ Recognized, on a string literal, a name bound to one (``file_path = 'django/util
 from __future__ import annotations
 
 import ast
+import functools
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 _PY_OPEN = re.compile(
     r"""open\(\s*(?:r|f|rb|b)?(['"])([^'"\n]+)\1\s*,\s*(?:mode\s*=\s*)?(['"])([^'"]*[wax+][^'"]*)\3"""
 )
 _PY_PATH_WRITE = re.compile(r"""Path\(\s*(['"])([^'"\n]+)\1\s*\)\s*\.\s*write_(?:text|bytes)\(""")
-# Cheap first test: code without any of these writes no file we can name.
-_MAY_WRITE = re.compile(r"open\(|write_|shutil\.|os\.(?:replace|rename|remove|unlink)|\.unlink\(|fileinput")
-_MAX_CODE_CHARS = 200_000
+# Cheap first test: code without any of these (a write mode literal, a writing call) writes no file we can
+# name. Most scripts agents run only print.
+_WRITE_WORDS = ("open(", "write_", "shutil.", "os.re", "os.unlink", ".unlink(", "inplace")
+_MAY_WRITE = re.compile(
+    r"""open\((?:[^()\n]|\([^()\n]*\))*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]"""
+    r"""|write_(?:text|bytes)|shutil\.(?:copy|move)|os\.(?:replace|rename|remove|unlink)|\.unlink\(|inplace"""
+)
 
 
 def regex_writes(code: str) -> list[str]:
@@ -50,6 +56,19 @@ class _Reader(ast.NodeVisitor):
         self.names: dict[str, str] = {}
         self.effects: list[tuple[str, str]] = []
         self.reads: set[str] = set()
+
+    def visit(self, node: ast.AST) -> None:
+        """Dispatch on the three node types that matter (faster than ``NodeVisitor``'s by-name lookup)."""
+        handler = _HANDLERS.get(type(node))
+        if handler is None:
+            self.generic_visit(node)
+        else:
+            handler(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, _LEAVES):
+                self.visit(child)
 
     def write(self, path: str) -> None:
         """A write: an edit when the code read the file before (read, change, write back)."""
@@ -167,10 +186,38 @@ class _Reader(ast.NodeVisitor):
                 self.effects.append(("write", path))
 
 
+# Nodes with nothing below them that could write a file: not descended into.
+_LEAVES = (
+    ast.Constant,
+    ast.Name,
+    ast.expr_context,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+    ast.boolop,
+    ast.alias,
+)
+_HANDLERS: dict[type[ast.AST], Callable[[_Reader, Any], None]] = {
+    ast.Assign: _Reader.visit_Assign,
+    ast.For: _Reader.visit_For,
+    ast.Call: _Reader.visit_Call,
+}
+
+
 def python_file_effects(code: str, argv: Sequence[str] = ()) -> list[tuple[str, str]]:
     """``(kind, path)`` of the files ``code`` writes, copies, moves or deletes (see the module doc)."""
-    if not _MAY_WRITE.search(code):
+    if not any(word in code for word in _WRITE_WORDS) or not _MAY_WRITE.search(code):
         return []
+    if len(code) > _CACHE_MAX_CHARS:
+        return _effects(code, tuple(argv))
+    return list(_cached_effects(code, tuple(argv)))
+
+
+_CACHE_MAX_CHARS = 20_000
+_MAX_CODE_CHARS = 200_000  # a longer program is read up to here
+
+
+def _effects(code: str, argv: tuple[str, ...]) -> list[tuple[str, str]]:
     try:
         tree = ast.parse(code[:_MAX_CODE_CHARS])
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -181,3 +228,7 @@ def python_file_effects(code: str, argv: Sequence[str] = ()) -> list[tuple[str, 
     except RecursionError:
         return [("write", p) for p in regex_writes(code)]
     return reader.effects
+
+
+# A turn runs the same script again and again (``python reproduce.py`` after each edit): parse it once.
+_cached_effects = functools.lru_cache(maxsize=512)(lambda code, argv: tuple(_effects(code, argv)))

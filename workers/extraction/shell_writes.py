@@ -371,12 +371,12 @@ def _command_ops(
             ops.extend(_python_ops(args[at + 1], args[at + 2 :], cwd, [*args[at + 2 :], *named]))
         elif (not args or args[0] == "-") and cmd.stdin:
             ops.extend(_python_ops(cmd.stdin, args[1:], cwd, args[1:]))
-        elif depth < _MAX_DEPTH:
+        elif depth < _MAX_DEPTH and contents and args and args[0] != "-m":
             ops.extend(_script_ops(program, args, contents, cwd, named))
     elif program in {"bash", "sh", "zsh"} and "-c" in args and args.index("-c") + 1 < len(args):
         nested = shell_effects(args[args.index("-c") + 1], cwd, contents, depth=depth + 1)
         ops.extend(nested.ops)
-    elif depth < _MAX_DEPTH and (program in {"bash", "sh", "zsh"} or argv[0].startswith("./")):
+    elif contents and depth < _MAX_DEPTH and (program in {"bash", "sh", "zsh"} or argv[0].startswith("./")):
         ops.extend(_script_ops(program if program in {"bash", "sh", "zsh"} else argv[0], args, contents, cwd))
     return ops
 

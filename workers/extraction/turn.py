@@ -24,7 +24,7 @@ from workers.extraction.solution import solution_text, tags_for
 from workers.extraction.tools import Family, family_of, shell_command_of
 
 # Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
-EXTRACTOR_VERSION = "fixmem-extract/1"
+EXTRACTOR_VERSION = "fixmem-extract/2"
 _COMMAND_CHARS = 300  # the stored test command is cut to this
 # Harnesses that run every shell command in a fresh subshell: a ``cd`` never carries to the next command.
 SUBSHELL_HARNESSES = frozenset({"mini-swe-agent"})

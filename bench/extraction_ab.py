@@ -1,0 +1,105 @@
+"""Extraction CPU, this tree against another (the old one): median of alternating same-run rounds.
+
+Run: ``python -m bench.extraction_ab --old /tmp/x-shell-old [--rounds 5] [--events 300]
+[--corpus DIR]``.
+Writes ``bench/results/extraction_ab.json`` and prints it.
+
+Each round runs, in a fresh process per tree with that tree first on ``PYTHONPATH`` and the two trees in
+alternating order (old first in even rounds): (1) ``bench.extraction_bench``'s ``run`` with one inner
+round (CPU microseconds per realistic and per unverified turn; its result file is left alone); (2) when
+``--corpus`` is given, ``extract`` over every turn of the real logs under it (read with the importers
+before the clock starts), as CPU microseconds per turn. The figure per tree is the median over rounds;
+``change`` is new / old - 1 (positive: slower).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results" / "extraction_ab.json"
+
+_CORPUS_PROBE = """
+import json, sys, time
+from pathlib import Path
+from ingest.importers import import_file, iter_files
+from workers.extraction import extract
+events = []
+for path in iter_files([Path(sys.argv[1])]):
+    events.extend(import_file(path, owner="bench", root=path.parent).events)
+start = time.process_time()
+for event in events:
+    extract(event)
+cpu = time.process_time() - start
+print(json.dumps({"turns": len(events), "us_per_turn": round(cpu / max(len(events), 1) * 1e6, 1)}))
+"""
+
+
+def _run(tree: Path, args: list[str]) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(
+        [sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True, check=True
+    )
+    start = done.stdout.index("{")
+    return dict(json.loads(done.stdout[start:]))
+
+
+def _round(tree: Path, events: int, corpus: Path | None) -> dict[str, float]:
+    probe = f"import json; from bench.extraction_bench import run; print(json.dumps(run({events}, 1)))"
+    bench = _run(tree, ["-c", probe])
+    figures = {
+        "realistic_us_per_turn": float(bench["realistic_turn"]["us_per_event"]),
+        "unverified_us_per_turn": float(bench["unverified_turn"]["us_per_event"]),
+    }
+    if corpus is not None:
+        figures["corpus_us_per_turn"] = float(_run(tree, ["-c", _CORPUS_PROBE, str(corpus)])["us_per_turn"])
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the alternating rounds, print and write the medians."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--old", type=Path, required=True, help="the other tree (e.g. a git worktree of main)"
+    )
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--events", type=int, default=300)
+    parser.add_argument("--corpus", type=Path, default=None, help="real agent logs to extract, e.g. a folder")
+    args = parser.parse_args(argv)
+    trees = {"old": args.old.resolve(), "new": ROOT}
+    samples: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    for index in range(args.rounds):
+        order = ["old", "new"] if index % 2 == 0 else ["new", "old"]
+        for name in order:
+            samples[name].append(_round(trees[name], args.events, args.corpus))
+    keys = list(samples["new"][0])
+    medians = {
+        name: {k: statistics.median(s[k] for s in runs) for k in keys} for name, runs in samples.items()
+    }
+    result = {
+        "python": sys.version.split()[0],
+        "load_average_1m_at_start": round(os.getloadavg()[0], 2),
+        "rounds": args.rounds,
+        "events": args.events,
+        "corpus": str(args.corpus) if args.corpus else None,
+        "old_tree": str(trees["old"]),
+        "median": medians,
+        "change": {k: round(medians["new"][k] / medians["old"][k] - 1, 4) for k in keys},
+        "samples": samples,
+    }
+    text = json.dumps(result, indent=2)
+    print(text)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
