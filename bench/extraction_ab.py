@@ -23,8 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.common import write_result
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = Path(__file__).resolve().parent / "results" / "extraction_ab.json"
 
 _CORPUS_PROBE = """
 import json, sys, time
@@ -94,10 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         "change": {k: round(medians["new"][k] / medians["old"][k] - 1, 4) for k in keys},
         "samples": samples,
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text + "\n")
+    print(write_result("extraction_ab", result).read_text(), end="")
     return 0
 
 

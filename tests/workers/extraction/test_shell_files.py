@@ -301,7 +301,14 @@ PY_EFFECTS: list[tuple[str, list[str], list[tuple[str, str]]]] = [
         [("write", "a.py"), ("write", "b.py")],
     ),
     ("p = 'a.py'\np = compute()\nopen(p, 'w')", [], []),
-    ("def f(:\n open('lit.py', 'w')", [], [("write", "lit.py")]),  # does not parse: the regex reader
+    ("def f(:\n open('lit.py', 'w')", [], [("output", "lit.py")]),  # does not parse; the scanner reads it
+    ("for f in ['a']:\n  open('lit.py', 'w')\n)", [], [("write", "lit.py")]),  # neither: the literal regex
+    ("from pathlib import Path; p = Path('e.py'); p.write_text(p.read_text())", [], [("write", "e.py")]),
+    (
+        "import os\nos.unlink('t.db')\nopen(\n  'multi.py', 'w')",  # a line break in a call: the AST
+        [],
+        [("delete", "t.db"), ("output", "multi.py")],
+    ),
     ("print('hello')", [], []),
 ]
 
