@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=300)
     parser.add_argument("--corpus", type=Path, default=None, help="real agent logs to extract, e.g. a folder")
     args = parser.parse_args(argv)
+    load_at_start = round(os.getloadavg()[0], 2)  # the machine is shared: > 1 means contention
     trees = {"old": args.old.resolve(), "new": ROOT}
     samples: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
     for index in range(args.rounds):
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     result = {
         "python": sys.version.split()[0],
-        "load_average_1m_at_start": round(os.getloadavg()[0], 2),
+        "load_average_1m_at_start": load_at_start,
         "rounds": args.rounds,
         "events": args.events,
         "corpus": str(args.corpus) if args.corpus else None,

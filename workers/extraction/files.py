@@ -65,6 +65,7 @@ _SOURCE_EXTENSIONS = frozenset({
         "sh", "bash", "zsh", "ps1", "lua", "pl", "pm", "r", "jl", "ex", "exs", "erl", "hs", "ml", "clj",
         "dart", "vue", "svelte", "sql", "proto", "toml", "yaml", "yml", "cfg", "ini", "md", "rst", "in",
 })  # fmt: skip
+_LISTING_HINT = re.compile(r"\bstatus\b|--(?:stat|name-only|name-status|numstat)\b")
 _NOT_REMOVED = re.compile(r"cannot remove '([^'\n]+)': No such file")
 _CWD_KEYS = ("cwd", "workdir", "working_dir", "dir")
 _SEEN_CHARS = 200_000
@@ -122,6 +123,8 @@ class _Collector:
         self.final_diff: tuple[int, list[DiffFile]] | None = None
         self.seen: dict[str, str] = {}  # path -> the last content a read showed (locates edits' symbols)
         self.evidence: tuple[int, GitEvidence, str | None] | None = None  # git's last listing, its cwd
+        # calls that may print a git listing: (event index, command, output, exit code, cwd)
+        self.listings: list[tuple[int, str, str, int | None, str | None]] = []
 
     def add(self, index: int, op: FileOp) -> None:
         if op.kind in {"stash", "unstash"}:
@@ -213,10 +216,9 @@ def _shell(c: _Collector, index: int, event: ToolEvent, *, persistent_cwd: bool)
                 c.add(index, op)
     if event.exit_code in {126, 127}:
         return
-    evidence = evidence_of(command, event.output, event.exit_code) if "git" in command else None
-    if evidence is not None:
-        c.evidence = (index, evidence, effects.cwd or start)
-    elif prints_full_diff(command):
+    if "git" in command and _LISTING_HINT.search(command):  # read at the end, only if it can decide
+        c.listings.append((index, command, event.output, event.exit_code, effects.cwd or start))
+    if prints_full_diff(command):  # ``git status && git diff``: no listing (two commands), a full diff
         diffs = parse_patch(scan_window(event.output, c.limits))
         if diffs:
             c.final_diff = (index, diffs)
@@ -359,6 +361,13 @@ def _with_evidence(c: _Collector, touched: dict[str, _Touch], kept: list[str], n
 def _finish(c: _Collector, limits: Limits) -> FilesResult:
     touched = _replay(c.ops)
     weak = any(t.weak for t in touched.values())
+    for at, command, output, exit_code, cwd in reversed(c.listings):
+        if c.final_diff is not None and at <= c.final_diff[0]:
+            break  # a full diff came later: it decides
+        evidence = evidence_of(command, output, exit_code)
+        if evidence is not None:
+            c.evidence = (at, evidence, cwd)
+            break
     named = _named(c) if weak or c.evidence is not None else set()
     kept = _kept(touched, named)
     authoritative = c.final_diff is not None

@@ -244,6 +244,18 @@ TURNS: list[tuple[str, list[dict[str, Any]], list[str]]] = [
         ["tests/test_new.py", "src/x1.py"],
     ),
     (
+        "git status && git diff on one line: no listing, but the full diff still decides",
+        [
+            _bash("sed -i 's/x/y/' src/z1.py src/z2.py"),
+            _bash(
+                "git status && git diff",
+                "On branch main\n\tmodified:   src/z1.py\n\tmodified:   src/z2.py\n"
+                "diff --git a/src/z1.py b/src/z1.py\n--- a/src/z1.py\n+++ b/src/z1.py\n@@ -1 +1 @@\n-x\n+y\n",
+            ),
+        ],
+        ["src/z1.py"],
+    ),
+    (
         "a git status piped into head is cut: no evidence",
         [_bash("sed -i 's/x/y/' src/y1.py"), _bash("git status | head -3", "On branch main\n")],
         ["src/y1.py"],
