@@ -24,6 +24,7 @@ WIRE_VERSION = 1
 MAX_OWNER_CHARS = 256
 MAX_PROJECT_KEY_CHARS = 4096
 MAX_TOOL_NAME_CHARS = 256
+MAX_CHANGED_FILES = 1000  # harness_meta.changed_files: the SDK sends at most this many paths
 DEFAULT_MAX_EVENT_BYTES = 1 << 20
 
 _CONTROL = {chr(c) for c in range(0x20)} | {"\x7f"}
@@ -135,6 +136,9 @@ class HarnessMeta(BaseModel):
     gate_downgraded: bool = False
     stop_reason: str | None = None
     tests: TestsMeta | None = None
+    # Files the turn changed, as the harness measured them (``ingest.changed_files``: the working tree's
+    # state at turn start vs turn end). Optional; when present, extraction takes it as the truth.
+    changed_files: list[str] | None = Field(default=None, max_length=MAX_CHANGED_FILES)
 
 
 class TurnEvent(BaseModel):

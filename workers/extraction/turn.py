@@ -25,8 +25,10 @@ from workers.extraction.solution import solution_text, tags_for
 from workers.extraction.tools import Family, family_of, shell_command_of
 
 # Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
-EXTRACTOR_VERSION = "fixmem-extract/1"
+EXTRACTOR_VERSION = "fixmem-extract/2"
 _COMMAND_CHARS = 300  # the stored test command is cut to this
+# Harnesses that run every shell command in a fresh subshell: a ``cd`` never carries to the next command.
+SUBSHELL_HARNESSES = frozenset({"mini-swe-agent"})
 
 
 class SkipReason(StrEnum):
@@ -88,7 +90,13 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         return Extracted(entry=None, skip=SkipReason.NO_OWNER)
     events = select_events(event.tool_events, limits)
     resolver = PathResolver.for_event(event.workspace, event.project_key)
-    touched = collect_files(events, resolver, limits)
+    touched = collect_files(
+        events,
+        resolver,
+        limits,
+        persistent_cwd=event.harness_meta.harness not in SUBSHELL_HARNESSES,
+        changed_files=event.harness_meta.changed_files,
+    )
     if not touched.files:
         return Extracted(entry=None, skip=SkipReason.NO_FILES)
     errors = collect_errors(events, resolver.workspace, limits)
