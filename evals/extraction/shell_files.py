@@ -2,7 +2,7 @@
 
 Usage, from the repository root::
 
-    python -m evals.shell_files PATH... [--json] [--show N]
+    python -m evals.extraction.shell_files PATH... [--json] [--show N]
 
 Every mini-swe-agent run found under the paths (read with the backfill importers) is scored the way a live
 turn looks: the commands that print the whole working-tree diff (``git diff``, ``git diff --cached``, the
@@ -131,7 +131,7 @@ def score_paths(paths: Sequence[Path]) -> ShellReport:
     """Import every bash-only log under ``paths`` and score the runs that have a final patch."""
     report = ShellReport()
     for path in iter_files(list(paths)):
-        imported = import_file(path, owner="eval", root=path.parent)
+        imported = import_file(path, owner="eval")
         if imported.format not in BASH_ONLY_FORMATS or len(imported.events) != 1:
             continue
         doc = orjson.loads(path.read_bytes())
@@ -144,7 +144,7 @@ def score_paths(paths: Sequence[Path]) -> ShellReport:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the report (text or ``--json``)."""
-    parser = argparse.ArgumentParser(prog="python -m evals.shell_files", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m evals.extraction.shell_files", description=__doc__)
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--show", type=int, default=20, help="print at most N runs that differ")
