@@ -24,6 +24,7 @@ edits without tests; some turns touching no file), over ``--projects`` projects 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import os
@@ -43,8 +44,10 @@ import redis
 from rq import Queue, SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 
+from fixmem import wiring
 from fixmem.redis_server import EmbeddedRedis
-from ingest.consumer import Consumer, ConsumerConfig
+from fixmem.settings import Settings
+from ingest.consumer import Consumer
 from ingest.schema import parse_event
 from store import FixStore
 from workers.counters import EVENT_TO_ENTRY_BUCKETS, read_counters
@@ -316,7 +319,8 @@ def stage_costs(url: str, data_dir: Path, events: list[bytes], projects: int) ->
         for raw in events:
             pipe.xadd("fixmem:turns", {b"event": raw})
         pipe.execute()
-    consumer = Consumer(client, ConsumerConfig(consumer="stages", read_block_ms=1))
+    config = wiring.consumer_config(Settings.from_env({}), name="stages")
+    consumer = Consumer(client, dataclasses.replace(config, read_block_ms=1))
     return {
         "events": len(events),
         "validate_us": _cpu_us(lambda: [parse_event(raw) for raw in events], len(events)),

@@ -24,8 +24,9 @@ from ingest import keys
 from ingest.backfill import SPECIAL, BackfillError, FileRecord, FileStatus
 from ingest.backfill_follow import Drain, follow
 from ingest.backfill_run import Checkpoint, RunConfig, RunResult, run_backfill
-from ingest.consumer import Consumer, ConsumerConfig, Route
+from ingest.consumer import Consumer, Route
 from ingest.importers import import_file
+from tests import configs
 from tests.ingest.importers.support import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,9 +229,9 @@ def test_since_skips_old_files_unread_and_holds_back_old_turns(
 
 
 def consume(client: redis.Redis) -> Consumer:
-    cfg = ConsumerConfig(
+    cfg = configs.consumer_config(
         routes=(Route(STREAM, keys.DEFAULT_BACKFILL_QUEUE, "backfill", by_project=False, job_max_events=3),),
-        consumer="c1", read_block_ms=10, claim_idle_seconds=600, trim_interval_seconds=3600, job_max_events=3,
+        read_block_ms=10, claim_idle_seconds=600, trim_interval_seconds=3600, job_max_events=3,
         backpressure_jobs=1000,  # no worker drains the queue here: the consumer must keep reading
     )  # fmt: skip
     consumer = Consumer(client, cfg)

@@ -28,13 +28,14 @@ from store import FixStore
 from store.paths import project_files
 from store.persist.fsio import temp_name
 from store.redact import redact
+from tests import configs
 from tests.ingest.turns import turn
 from tests.reliability.fleet import FAST, fleet, wait_for
 from tests.store.factories import OWNER, PROJECT, make_entry
 from workers.counters import read_counters
 from workers.extraction import Limits, extract
 from workers.reaper import reap_queue
-from workers.worker import FixmemQueue, WorkerOptions, build_worker, run_worker
+from workers.worker import FixmemQueue, build_worker, run_worker
 
 
 def test_a_rewrite_killed_before_its_rename_leaves_no_temp_file_after_the_next_write(data_dir: Path) -> None:
@@ -57,7 +58,7 @@ def test_a_rewrite_killed_before_its_rename_leaves_no_temp_file_after_the_next_w
 
 def _die_after_registering_the_execution(client: redis.Redis, queue: Queue) -> Execution:
     """Dequeue the next job and register its execution as a worker does — then 'die' before starting it."""
-    worker = build_worker(client, WorkerOptions(queues=(queue.name,)))
+    worker = build_worker(client, configs.worker_options(queues=(queue.name,)))
     dequeued = FixmemQueue.dequeue_any([queue], None, connection=client, serializer=JSONSerializer)
     assert dequeued is not None
     return worker.prepare_execution(dequeued[0])  # prepare_job_execution (status STARTED) never runs
@@ -80,7 +81,7 @@ def test_a_worker_killed_before_starting_its_registered_job_loses_nothing(
     assert queue.job_ids == [job.id], "the job is in no queue: its batch would wait forever"
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        run_worker(redis_client, WorkerOptions(queues=(queue.name,)), burst=True)
+        run_worker(redis_client, configs.worker_options(queues=(queue.name,)), burst=True)
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
@@ -148,7 +149,7 @@ def test_a_batch_rerun_after_a_kill_counts_its_entries_as_recorded(
 
     items = [(f"17000000000{i:02d}-0", orjson.dumps(turn(i))) for i in range(5)]
     redis_client.hset(keys.batch("b1"), mapping={**dict(items), keys.BATCH_STREAM_FIELD: b"fixmem:turns"})
-    ctx = jobs.WorkerContext(client=redis_client, store=FixStore(data_dir), name="w1")
+    ctx = configs.worker_context(redis_client, FixStore(data_dir), name="w1")
     real_record = jobs.record
 
     def killed(pipe: object, report: object) -> None:

@@ -1,0 +1,33 @@
+"""Library configurations for tests, built as ``fixmem.wiring`` builds them from the defaults of
+``Settings``: tests override what they are about and never copy a default."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import redis
+
+from fixmem import wiring
+from fixmem.settings import Settings
+from ingest.consumer import ConsumerConfig
+from store import FixStore
+from workers.jobs import WorkerContext
+from workers.worker import WorkerOptions
+
+DEFAULTS = Settings()
+
+
+def consumer_config(**overrides: Any) -> ConsumerConfig:
+    """The consumer's configuration of the default settings (consumer ``c1``), with ``overrides``."""
+    return dataclasses.replace(wiring.consumer_config(DEFAULTS, name="c1"), **overrides)
+
+
+def worker_options(**overrides: Any) -> WorkerOptions:
+    """The worker's configuration of the default settings (live then backfill queue), with ``overrides``."""
+    return dataclasses.replace(wiring.worker_options(DEFAULTS), **overrides)
+
+
+def worker_context(client: redis.Redis, store: FixStore, **overrides: Any) -> WorkerContext:
+    """The jobs' context of the default settings on ``client`` and ``store``, with ``overrides``."""
+    return dataclasses.replace(wiring.worker_context(DEFAULTS, client, store=store), **overrides)
