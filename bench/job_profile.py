@@ -26,6 +26,7 @@ import redis
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
+from bench.common import default_store
 from bench.events import make_events
 from fixmem import wiring
 from fixmem.redis_server import EmbeddedRedis
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     client = redis.Redis.from_url(server.start(), socket_timeout=300)
     try:
         settings = Settings.from_env({})
-        store = FixStore(tmp / "data")
+        store = default_store(tmp / "data")
         if warm:
             print(f"warm: project sizes {_warm(store, warm)}", flush=True)
         for start in range(0, len(events), 100):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 import redis
@@ -16,6 +17,11 @@ from workers.jobs import WorkerContext
 from workers.worker import WorkerOptions
 
 DEFAULTS = Settings()
+
+
+def fix_store(data_dir: str | os.PathLike[str], **overrides: Any) -> FixStore:
+    """A store under ``data_dir`` with the default settings' rotation cap, with ``overrides``."""
+    return FixStore(data_dir, **{"cap": DEFAULTS.rotation_cap, **overrides})
 
 
 def consumer_config(**overrides: Any) -> ConsumerConfig:

@@ -29,7 +29,8 @@ from fixmem.cli import main
 from ingest import keys
 from ingest.backfill import run_key
 from ingest.backfill_run import Checkpoint, RunConfig, run_backfill
-from store import FixEntry, FixStore
+from store import FixEntry
+from tests.configs import fix_store
 from tests.ingest.importers.support import FIXTURES
 from workers.counters import read_counters
 
@@ -51,7 +52,7 @@ class Pipeline:
 
     def entries(self, owner: str) -> dict[str, FixEntry]:
         """Every entry of ``owner``, by id, read from the logs on disk (a duplicate id fails the test)."""
-        store = FixStore(self.data_dir)
+        store = fix_store(self.data_dir)
         found: dict[str, FixEntry] = {}
         for project in store.projects(owner):
             for entry in store.read(owner, project).entries:

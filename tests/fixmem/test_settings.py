@@ -16,6 +16,7 @@ from fixmem.errors import ExitCode
 from fixmem.settings import Settings
 from ingest.consumer import ConsumerConfig
 from store import FixStore
+from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 from workers.jobs import WorkerContext
 from workers.worker import WorkerOptions
@@ -92,7 +93,7 @@ def test_owner_comes_from_the_environment_else_the_login_name(monkeypatch: pytes
 def alice_log(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> str:
     """A data dir where alice has one fix in PROJECT; the environment names no owner."""
     entry = make_entry(1)
-    FixStore(data_dir).append(OWNER, PROJECT, [entry])
+    fix_store(data_dir).append(OWNER, PROJECT, [entry])
     monkeypatch.setenv("FIXMEM_DATA_DIR", str(data_dir))
     monkeypatch.delenv("FIXMEM_OWNER", raising=False)
     monkeypatch.delenv("FIXMEM_REDIS_URL", raising=False)

@@ -120,7 +120,7 @@ def test_a_project_key_holding_a_token_is_recorded_under_its_redacted_name(data_
         locked.append(key)
         yield
 
-    store = FixStore(data_dir, lock_factory=lock)
+    store = configs.fix_store(data_dir, lock_factory=lock)
     store.append("alice", CI_REMOTE, [entry.model_copy(update={"id": "fix-00000000000000ff"})])
     store.forget("alice", "fix-00000000000000ff")
     assert locked[0] == locked[1] == entry.project  # writers and forget take the same lock
@@ -149,7 +149,7 @@ def test_a_batch_rerun_after_a_kill_counts_its_entries_as_recorded(
 
     items = [(f"17000000000{i:02d}-0", orjson.dumps(turn(i))) for i in range(5)]
     redis_client.hset(keys.batch("b1"), mapping={**dict(items), keys.BATCH_STREAM_FIELD: b"fixmem:turns"})
-    ctx = configs.worker_context(redis_client, FixStore(data_dir), name="w1")
+    ctx = configs.worker_context(redis_client, configs.fix_store(data_dir), name="w1")
     real_record = jobs.record
 
     def killed(pipe: object, report: object) -> None:
@@ -160,7 +160,7 @@ def test_a_batch_rerun_after_a_kill_counts_its_entries_as_recorded(
         jobs.run_batch(ctx, "b1")  # entries appended, then the worker dies before its counters
     monkeypatch.setattr(jobs, "record", real_record)
     report = jobs.run_batch(ctx, "b1")  # the reaper's requeue runs it again
-    assert len(FixStore(data_dir).read("alice", "github.com/acme/widgets").entries) == 5
+    assert len(configs.fix_store(data_dir).read("alice", "github.com/acme/widgets").entries) == 5
     assert report.events == {"recorded": 5}
     assert read_counters(redis_client).entries["fixed"] == 5
 
@@ -206,7 +206,7 @@ def test_the_consumer_and_workers_wait_out_a_redis_that_cannot_persist(tmp_path:
 
 
 def _alice_entries(data_dir: Path) -> int:
-    return len(FixStore(data_dir).read("alice", "github.com/acme/widgets").entries)
+    return len(configs.fix_store(data_dir).read("alice", "github.com/acme/widgets").entries)
 
 
 def test_tally_counts_what_an_earlier_attempt_wrote_as_recorded() -> None:

@@ -81,7 +81,7 @@ def test_tally_latency_never_negative_under_clock_skew() -> None:
 
 
 def _context(client: redis.Redis, data_dir: Path, **kw: object) -> WorkerContext:
-    return configs.worker_context(client, FixStore(data_dir), name="w1", **kw)
+    return configs.worker_context(client, configs.fix_store(data_dir), name="w1", **kw)
 
 
 def _batch(client: redis.Redis, job_id: str, items: list[tuple[str, bytes]]) -> None:
@@ -209,7 +209,7 @@ def _kill() -> None:
 
 
 def _lines_by_outcome(data_dir: Path) -> dict[str, int]:
-    entries = FixStore(data_dir).read("alice", "github.com/acme/widgets").entries
+    entries = configs.fix_store(data_dir).read("alice", "github.com/acme/widgets").entries
     return dict(Counter(e.outcome for e in entries))
 
 
