@@ -74,8 +74,8 @@ class Settings(BaseModel):
     stream_max_len: int = Field(default=1_000_000, ge=1000)  # hard cap; trimming past it is counted
     trim_interval_seconds: float = Field(default=5.0, gt=0)
     # Stop reading while a queue holds more jobs: ~2 per worker, so events wait in the stream and the next
-    # read takes them all (bigger jobs); at 200, jobs stayed at 1-3 events and latency = the queue's length
-    # (docs/performance.md: at 150 events/s, 2.2x more on disk within 30 s, p50 18.7 -> 4.1-8.7 s).
+    # read takes them all (bigger jobs); a long queue kept jobs at a few events each and made latency the
+    # queue's length (the A/B: docs/performance.md, "Measured in the pipeline, and one setting changed").
     backpressure_jobs: int = Field(default=4, ge=1)
     workers: int = Field(default=2, ge=0, le=256)  # worker processes started by `fixmem up`
     job_timeout_seconds: int = Field(default=300, ge=1)

@@ -255,8 +255,8 @@ class Consumer:
         gathered: dict[Route, list[StreamEntry]] = {}
         count = min(self.config.read_count, wanted)
         # While a queue is paused, block only as long as a paused consumer polls: a read blocking
-        # read_block_ms on the other (empty) stream held live events back ~1 s a cycle under a steady
-        # 200 events/s, once the live queue passed the threshold (docs/decisions.md).
+        # read_block_ms on the other (empty) stream held live events back that long every cycle under a
+        # steady flow, once the live queue passed the threshold (docs/performance.md, "A paused queue").
         block_ms = self.config.read_block_ms
         if len(routes) < len(self.config.routes):
             block_ms = min(block_ms, int(PRESSURED_POLL_SECONDS * 1000))

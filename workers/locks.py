@@ -9,7 +9,7 @@ lease), the write is reported as failed (``LockLost``) and the job is retried; e
 id, so the retry cannot duplicate them.
 
 One thread per process, not one per lock use: starting and joining a thread around every store write
-cost ~0.9 ms of CPU and ~2 ms of wall time per append here (measured in docs/performance.md).
+was a measurable cost per append (docs/performance.md, "Figures behind comments in the code").
 
 All writers of one data directory must use the same kind of lock: build stores through
 ``fixmem.wiring`` rather than by hand.

@@ -104,9 +104,10 @@ class _LeaseKeeper:
     """The worker's one lease thread: while a job runs, renew its execution (RQ's heartbeat) and the
     worker's key every ``heartbeat_seconds``.
 
-    One thread for the worker's life, not one per job (a thread started and joined per job cost ~1 ms of
-    CPU and more of wall time; see docs/performance.md). A renewal runs under ``_mutex``, which the job's
-    end also takes, so no renewal lands after the job's execution was cleaned up.
+    One thread for the worker's life, not one per job (a thread started and joined per job is a measurable
+    cost per job: docs/performance.md, "Figures behind comments in the code"). A renewal runs under
+    ``_mutex``, which the job's end also takes, so no renewal lands after the job's execution was cleaned
+    up.
     """
 
     def __init__(self, worker: FixmemWorker) -> None:
