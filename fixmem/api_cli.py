@@ -20,13 +20,23 @@ from fixmem.options import (
     require_owner,
     verbose_option,
 )
+from fixmem.settings import Settings
 from fixmem.tool import SCHEMA_FORMATS, SchemaFormat, ToolContext, tool_schema
 from ingest.project_key import project_key_for
 
 
 @click.command("serve")
-@click.option("--host", default=None, help="Interface to listen on (FIXMEM_API_HOST, 127.0.0.1).")
-@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port (FIXMEM_API_PORT, 8765).")
+@click.option(
+    "--host",
+    default=None,
+    help=f"Interface to listen on (FIXMEM_API_HOST, {Settings.model_fields['api_host'].default}).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help=f"Port (FIXMEM_API_PORT, {Settings.model_fields['api_port'].default}).",
+)
 @click.option("--parent-pid", type=int, default=None, hidden=True)
 @redis_url_option
 @data_dir_option

@@ -77,6 +77,7 @@ class Settings(BaseModel):
     # read takes them all (bigger jobs); a long queue kept jobs at a few events each and made latency the
     # queue's length (the A/B: docs/performance.md, "Measured in the pipeline, and one setting changed").
     backpressure_jobs: int = Field(default=4, ge=1)
+    burst_max_wait_seconds: float = Field(default=60.0, gt=0)  # `ingest --burst` gives up on a stuck queue
     workers: int = Field(default=2, ge=0, le=256)  # worker processes started by `fixmem up`
     job_timeout_seconds: int = Field(default=300, ge=1)
     job_retries: int = Field(default=8, ge=0)  # on errors, with backoff 1, 4, 16, … 600 s

@@ -103,7 +103,7 @@ class ConsumerConfig:
     backpressure_jobs: int
     job_timeout_seconds: int
     job_retries: int
-    burst_max_wait_seconds: float = 60.0  # burst: give up when a paused queue does not move this long
+    burst_max_wait_seconds: float  # burst: give up when a paused queue does not move this long
     job_function: str = PROCESS_BATCH
 
 

@@ -128,9 +128,12 @@ class RedisLeaseLock:
 
 
 def redis_lock_factory(
-    client: redis.Redis, *, lease: float = 10.0, wait: float = 60.0
+    client: redis.Redis, *, lease: float, wait: float
 ) -> Callable[[str, str], AbstractContextManager[object]]:
-    """A ``FixStore`` lock factory: ``factory(owner, project_key)`` -> a ``RedisLeaseLock``."""
+    """A ``FixStore`` lock factory: ``factory(owner, project_key)`` -> a ``RedisLeaseLock``.
+
+    ``lease`` and ``wait``: seconds (fixmem's ``lock_lease_seconds`` and ``lock_wait_seconds``).
+    """
 
     def factory(owner: str, project_key: str) -> AbstractContextManager[object]:
         return RedisLeaseLock(client, keys.project_lock(owner, project_key), lease=lease, wait=wait)

@@ -24,7 +24,7 @@ from workers.worker import WorkerOptions
 # The fields of each library configuration that are not settings: given by the composition root (or left to a
 # default that no setting repeats). A new field that is neither fails here, so it is named for what it is.
 NOT_SETTINGS = {
-    ConsumerConfig: {"routes", "consumer", "burst_max_wait_seconds", "job_function"},
+    ConsumerConfig: {"routes", "consumer", "job_function"},
     WorkerOptions: {"queues", "name"},
     WorkerContext: {"client", "store", "limits", "name", "clock"},
 }
