@@ -48,7 +48,7 @@ import orjson
 import redis
 from rq import Worker
 
-from bench.common import cpu_seconds
+from bench.common import cpu_seconds, default_store
 from fixmem.backfill_cli import run_config
 from fixmem.backfill_outcomes import PresenceProbe, collect
 from fixmem.demo import demo_turns
@@ -268,7 +268,7 @@ def backfill_copies(
     started = time.monotonic()
     for k in range(options.copies):
         config = copy_config(options, settings, k, phase)
-        probe = PresenceProbe(FixStore(data_dir))  # as the command does
+        probe = PresenceProbe(default_store(data_dir))  # as the command does
         results.append((config, run_backfill(client, [options.corpus], config, before_publish=probe)))
     published = time.monotonic() - started
     drain = follow(
@@ -299,7 +299,7 @@ def run(options: Options) -> dict[str, Any]:
         data_dir = Path(tmp)
         with pipeline(data_dir, options.workers, options.live_only_workers) as (url, pids):
             client = redis.Redis.from_url(url)
-            store = FixStore(data_dir)
+            store = default_store(data_dir)
             alone = backfill_copies(client, data_dir, options, settings, pids, "alone")
             live = (client, store, settings.stream, options.live_rate)
             with LivePublisher(*live, "baseline") as baseline:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import pstats
 import shutil
 import tempfile
@@ -25,14 +26,16 @@ import redis
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
+from bench.common import default_store
 from bench.events import make_events
+from fixmem import wiring
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
-from ingest.consumer import Consumer, ConsumerConfig
+from ingest.consumer import Consumer
 from ingest.schema import parse_event
 from store import FixEntry, FixStore
 from workers.extraction import extract
-from workers.jobs import WorkerContext, run_batch
+from workers.jobs import run_batch
 
 
 def _warm(store: FixStore, events: list[bytes], batch: int = 100) -> list[int]:
@@ -72,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     client = redis.Redis.from_url(server.start(), socket_timeout=300)
     try:
         settings = Settings.from_env({})
-        store = FixStore(tmp / "data")
+        store = default_store(tmp / "data")
         if warm:
             print(f"warm: project sizes {_warm(store, warm)}", flush=True)
         for start in range(0, len(events), 100):
@@ -80,8 +83,8 @@ def main(argv: list[str] | None = None) -> None:
                 for raw in events[start : start + 100]:
                     pipe.xadd(settings.stream, {b"event": raw})
                 pipe.execute()
-        config = ConsumerConfig(
-            consumer="profile",
+        config = dataclasses.replace(
+            wiring.consumer_config(settings, name="profile"),
             read_block_ms=1,
             backpressure_jobs=10**9,
             batch_max_events=args.read,
@@ -98,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
         queue = config.routes[0].queue
         job_ids = [j.decode() for j in client.lrange(f"rq:queue:{queue}", 0, -1)]  # type: ignore[union-attr]
         batches = [Job.fetch(j, connection=client, serializer=JSONSerializer).args[0] for j in job_ids]
-        context = WorkerContext(client=client, store=store)
+        context = wiring.worker_context(settings, client, store=store)
         worker_profile = cProfile.Profile() if args.profile == "worker" else None
         started, wall = time.process_time(), time.perf_counter()
         if worker_profile is not None:

@@ -1,7 +1,7 @@
 """The Markdown table of the suite's results, and its place in README.md (between two markers).
 
-Every row states the measured figure, the goal from issue 7 and whether it was met; a figure that is
-missing (its benchmark did not run) says so. Nothing here measures: it reads ``bench/results/*.json``.
+Every row states the measured figure, its goal and whether it was met; a figure that is missing (its
+benchmark did not run) says so. Nothing here measures: it reads ``bench/results/*.json``.
 """
 
 from __future__ import annotations

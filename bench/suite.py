@@ -1,4 +1,4 @@
-"""``python -m bench``: every benchmark of issue 7 in one command, results in ``bench/results/``.
+"""``python -m bench``: every benchmark in one command, results in ``bench/results/``.
 
 1. throughput — publish N = 50,000 realistic events -> entries on disk with 2 workers, then with 1 (its N
                  sized from the 2-worker rate to ~30 s of work), vs one RQ job per event (a 150-event sample)

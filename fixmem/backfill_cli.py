@@ -9,7 +9,6 @@ backfilled); 75 the wait ended before the pipeline processed everything, or a jo
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import threading
@@ -22,7 +21,7 @@ from rich.console import Console
 from fixmem import wiring
 from fixmem.backfill_outcomes import PresenceProbe, collect, describe
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import data_dir_option, load_settings, redis_url_option
+from fixmem.options import data_dir_option, load_settings, redis_url_option, require_owner
 from fixmem.settings import Settings
 from ingest.backfill.checkpoint import Checkpoint
 from ingest.backfill.config import RunConfig, parse_processes
@@ -119,9 +118,9 @@ def backfill_command(
     """
     settings = load_settings(
         redis_url=redis_url, data_dir=data_dir, backfill_rate=rate, backfill_wait_seconds=timeout,
-        backfill_parse_processes=jobs,
+        backfill_parse_processes=jobs, owner=owner,
     )  # fmt: skip
-    owner = owner or _login()
+    owner = require_owner(settings)
     try:
         since_ts = None if since is None else parse_since(since, now=time.time())
     except BackfillError as exc:
@@ -174,10 +173,3 @@ def backfill_command(
     code = EXIT_CODES[verdict(report)]
     if code is not ExitCode.OK:
         raise click.exceptions.Exit(int(code))
-
-
-def _login() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no user name for this uid (some containers)
-        raise CliError("cannot tell who you are: pass --owner", ExitCode.USAGE) from None

@@ -203,10 +203,19 @@ class TurnEvent(BaseModel):
         return _dumps(self.model_dump(mode="json", exclude_defaults=False))
 
 
+# Fields added to v1 after ids were first derived from it: left out of the hash while unset, so an event
+# that does not use them keeps the id every earlier version gave it (a retried turn stays one entry).
+_LATER_FIELDS: dict[str, tuple[str, ...]] = {"harness_meta": ("changed_files",)}
+
+
 def derive_event_id(event: TurnEvent) -> str:
     """``ev-`` + 32 hex of a hash of the canonical event (sorted keys, without ``event_id``)."""
-    canonical = _dumps(event.model_dump(mode="json", exclude={"event_id"}), sort_keys=True)
-    return "ev-" + hashlib.sha256(canonical).hexdigest()[:32]
+    data = event.model_dump(mode="json", exclude={"event_id"})
+    for parent, names in _LATER_FIELDS.items():
+        for name in names:
+            if data[parent].get(name) is None:
+                data[parent].pop(name, None)
+    return "ev-" + hashlib.sha256(_dumps(data, sort_keys=True)).hexdigest()[:32]
 
 
 def _summarize(exc: ValidationError, limit: int = 600) -> str:

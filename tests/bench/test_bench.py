@@ -104,7 +104,7 @@ def test_a_sized_run_takes_about_the_seconds_asked(rate: float, seconds: float, 
 
 def test_the_full_suite_keeps_the_issue_n_and_caps_only_the_small_batch_cells() -> None:
     full = Params()
-    assert full.events >= 50_000  # issue 7: N >= 50,000 for benchmark 1's main configuration
+    assert full.events >= 50_000  # N >= 50,000 for benchmark 1's main configuration (its goal)
     caps = dict(full.scaling_events_by_batch)
     assert set(caps) == {1, 10} and all(n < full.scaling_events for n in caps.values())
     assert full.latency_seconds == 60.0 and full.latency_rate == 1_000.0

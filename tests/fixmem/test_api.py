@@ -13,10 +13,11 @@ import pytest
 import redis
 
 from ingest import keys
-from ingest.consumer import Consumer, ConsumerConfig
+from ingest.consumer import Consumer
 from ingest.publish import publish_many
 from store import FixEntry, TestRun, entry_id
 from store.paths import project_files
+from tests import configs
 from tests.fixmem.api_server import ALICE, BOB, RunningApi, running_api
 from tests.ingest.turns import turn
 
@@ -116,7 +117,7 @@ def test_a_workspace_maps_to_the_key_its_events_carried(api: RunningApi, redis_c
     ]
     publish_many(redis_client, events)
     assert redis_client.hget(keys.workspaces("alice"), checkout) is None
-    stats = Consumer(redis_client, ConsumerConfig(consumer="c1", read_block_ms=20)).run(burst=True)
+    stats = Consumer(redis_client, configs.consumer_config(read_block_ms=20)).run(burst=True)
     assert stats.enqueued == 3  # the consumer saw the events (no worker needed: the pairs are its own)
     query = {"q": "parse_mod1 should split on commas"}
     by_key = _get(api, "/api/fix-memory", ALICE, project_id=PROJECT, **query).json()

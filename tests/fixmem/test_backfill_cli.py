@@ -30,7 +30,8 @@ from ingest.backfill.checkpoint import Checkpoint
 from ingest.backfill.plan import run_key
 from ingest.backfill.progress import ProgressDisplay
 from ingest.backfill.run import run_backfill
-from store import FixEntry, FixStore
+from store import FixEntry
+from tests.configs import fix_store
 from tests.ingest.backfill.support import config
 from tests.ingest.importers.support import FIXTURES
 from workers.counters import read_counters
@@ -53,7 +54,7 @@ class Pipeline:
 
     def entries(self, owner: str) -> dict[str, FixEntry]:
         """Every entry of ``owner``, by id, read from the logs on disk (a duplicate id fails the test)."""
-        store = FixStore(self.data_dir)
+        store = fix_store(self.data_dir)
         found: dict[str, FixEntry] = {}
         for project in store.projects(owner):
             for entry in store.read(owner, project).entries:

@@ -16,7 +16,8 @@ import pytest
 
 from ingest.backfill.run import run_backfill
 from ingest.importers import import_file, iter_files
-from store import FixEntry, FixStore
+from store import FixEntry
+from tests.configs import fix_store
 from tests.ingest.backfill.support import config
 from workers.extraction import extract
 
@@ -54,7 +55,7 @@ def test_event_ids_do_not_depend_on_the_path_argument(
 
 def _rerun(data_dir: Path, logs: Path, *, owner: str, project: str | None) -> tuple[int, int]:
     """(entries added, entries already there) after backfilling ``logs`` again, as the workers would."""
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     groups: dict[str, list[FixEntry]] = {}
     for path in iter_files([logs]):
         if project is None and "aider" in path.parts:

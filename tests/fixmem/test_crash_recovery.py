@@ -22,7 +22,7 @@ from fixmem.settings import Settings
 from ingest import keys
 from ingest.consumer import Consumer
 from ingest.publish import publish_many
-from store import FixStore
+from tests.configs import fix_store
 from tests.ingest.turns import turn
 from workers.counters import read_counters
 from workers.locks import RedisLeaseLock
@@ -90,7 +90,7 @@ def test_a_worker_killed_mid_job_has_its_batch_finished_by_another(
             _kill(doomed)
     rescuer = _spawn(settings, "worker")
     try:
-        _wait(lambda: len(FixStore(settings.data_dir).read("alice", PROJECT).entries) == 10, 120, "entries")
+        _wait(lambda: len(fix_store(settings.data_dir).read("alice", PROJECT).entries) == 10, 120, "entries")
         took = time.monotonic() - killed_at
         # the entries reach disk before the job's counters: wait for the batch to be done as well
         _wait(lambda: redis_client.keys("fixmem:batch:*") == [], 60, "the batch to be done")
@@ -99,7 +99,7 @@ def test_a_worker_killed_mid_job_has_its_batch_finished_by_another(
         rescuer.wait(60)
     print(f"\nworker SIGKILLed mid-job: batch finished by another worker {took:.1f}s after the kill")
     assert took < PROMISE_SECONDS
-    entries = FixStore(settings.data_dir).read("alice", PROJECT).entries
+    entries = fix_store(settings.data_dir).read("alice", PROJECT).entries
     assert len({e.id for e in entries}) == 10
     fleet = read_counters(redis_client)
     assert fleet.events["recorded"] == 10

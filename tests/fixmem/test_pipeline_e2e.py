@@ -19,6 +19,7 @@ from ingest import keys
 from ingest.consumer import Consumer
 from ingest.publish import publish_many
 from store import FixStore, prompt_block
+from tests.configs import fix_store
 from tests.ingest.turns import turn
 from workers.counters import read_counters
 from workers.jobs import install
@@ -51,7 +52,7 @@ def drain(settings: Settings, client: redis.Redis, *, consumer: str = "c1") -> N
 
 
 def store(settings: Settings) -> FixStore:
-    return FixStore(settings.data_dir)
+    return fix_store(settings.data_dir)
 
 
 def test_one_project_from_publish_to_recall(settings: Settings, redis_client: redis.Redis) -> None:

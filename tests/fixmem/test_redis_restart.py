@@ -13,7 +13,7 @@ import redis
 
 from fixmem.redis_server import EmbeddedRedis, free_port
 from ingest.publish import publish_many
-from store import FixStore
+from tests.configs import fix_store
 from tests.ingest.turns import turn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ PROJECT = "github.com/acme/widgets"
 
 
 def _entries(data_dir: Path) -> int:
-    return len(FixStore(data_dir).read("alice", PROJECT).entries)
+    return len(fix_store(data_dir).read("alice", PROJECT).entries)
 
 
 def _wait_for(predicate: object, timeout: float, what: str) -> None:

@@ -26,6 +26,7 @@ from fixmem.tool import (
     tool_schema,
 )
 from store import FixEntry, FixStore, TestRun, entry_id
+from tests.configs import fix_store
 
 OWNER = "alice"
 PROJECT = "github.com/acme/widgets"
@@ -50,7 +51,7 @@ def _entry(n: int, task: str, *, files: list[str], error: str, outcome: str = "f
 
 @pytest.fixture
 def store(data_dir: Path) -> FixStore:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     store.append(OWNER, PROJECT, [
         _entry(1, "parse_csv drops quoted commas", files=["src/csv_io.py"],
                error="AssertionError: assert ['a', '\"b'] == ['a', 'b,c']"),

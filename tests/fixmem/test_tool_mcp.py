@@ -12,7 +12,8 @@ import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from fixmem.tool import INPUT_SCHEMA, NOTHING_RELEVANT
-from store import FixEntry, FixStore, TestRun, entry_id
+from store import FixEntry, TestRun, entry_id
+from tests.configs import fix_store
 
 ROOT = Path(__file__).resolve().parents[2]
 OWNER = "alice"
@@ -33,7 +34,7 @@ def _seed(data_dir: Path) -> str:
         solution="use csv.reader instead of str.split",
         tags=["fixed"],
     )
-    FixStore(data_dir).append(OWNER, PROJECT, [entry])
+    fix_store(data_dir).append(OWNER, PROJECT, [entry])
     return entry.id
 
 

@@ -22,7 +22,7 @@ from fixmem.supervisor import ChildSpec, Supervisor
 from fixmem.up import children, redis_for
 from ingest.connection import REDIS_DOWN, connect
 from ingest.publish import publish_turn
-from store import FixStore
+from tests.configs import fix_store
 from tests.ingest.turns import turn, wire
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def test_a_running_up_refuses_a_second_revives_its_redis_and_stops_on_sigterm(tm
             time.sleep(0.2)
         assert _answers(url)  # restarted by up, on the same port
         publish_turn(client, turn(1))
-        while not FixStore(data_dir).read("alice", "github.com/acme/widgets").entries:
+        while not fix_store(data_dir).read("alice", "github.com/acme/widgets").entries:
             assert time.monotonic() < deadline + 60, "the children did not come back to the new Redis"
             time.sleep(0.2)
     finally:

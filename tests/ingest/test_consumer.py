@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from typing import Any
@@ -16,6 +15,7 @@ from ingest import keys
 from ingest.batching import StreamEntry
 from ingest.consumer import PRESSURED_POLL_SECONDS, Consumer, ConsumerConfig, _BurstWait
 from ingest.publish import publish_many
+from tests import configs
 from tests.ingest.turns import turn
 
 LIVE = keys.DEFAULT_LIVE_QUEUE
@@ -23,8 +23,8 @@ BACKFILL = keys.DEFAULT_BACKFILL_QUEUE
 
 
 def config(**overrides: Any) -> ConsumerConfig:
-    base = ConsumerConfig(consumer="c1", read_block_ms=20, claim_idle_seconds=60, trim_interval_seconds=3600)
-    return dataclasses.replace(base, **overrides)
+    quick = {"read_block_ms": 20, "claim_idle_seconds": 60, "trim_interval_seconds": 3600}
+    return configs.consumer_config(**{**quick, **overrides})
 
 
 def queue(client: redis.Redis, name: str = LIVE) -> Queue:

@@ -35,7 +35,7 @@ from fixmem.settings import Settings
 from fixmem.tool import ToolContext, auto_recall, recall_fixes
 from ingest import keys
 from ingest.consumer import Consumer
-from store import FixStore
+from tests.configs import fix_store
 from tests.fixmem.api_server import serve
 from tests.ingest.turns import turn
 from tests.reliability.corpus import Item
@@ -181,7 +181,7 @@ def test_planted_secrets_are_stored_nowhere_and_returned_by_nothing(
 
     # 2. Nothing from any read path, asked about every planted turn.
     answers: list[str] = []
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     memory = FixMemory(data_dir, settings=settings)
     monkeypatch.setenv("FIXMEM_DATA_DIR", str(data_dir))
     monkeypatch.setenv("FIXMEM_STORE_LOCK", "local")

@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from ingest import keys
-from store import FixStore
+from tests.configs import fix_store
 from workers.errors import LockLost, LockTimeout
 from workers.locks import RedisLeaseLock, redis_lock_factory
 
@@ -55,7 +55,7 @@ def test_store_writers_in_separate_processes_lose_nothing(
     redis_url: str, redis_client: redis.Redis, data_dir: Path
 ) -> None:
     _children(redis_url, "append", data_dir, n=4, count=25)
-    read = FixStore(data_dir).read("owner", "project")
+    read = fix_store(data_dir).read("owner", "project")
     assert len(read.entries) == 100
     assert len({e.id for e in read.entries}) == 100
     assert read.malformed == [] and not read.incomplete_tail

@@ -18,7 +18,7 @@ from store.redact import might_hold_secret, redact
 from workers.extraction.errors import add_signature, find_errors
 from workers.extraction.files import collect_files
 from workers.extraction.limits import Limits, clip, scan_window, select_events
-from workers.extraction.outcome import decide, last_run
+from workers.extraction.outcome import decide_outcome, last_run
 from workers.extraction.paths import PathResolver
 from workers.extraction.shell import reads_only
 from workers.extraction.solution import solution_text, tags_for
@@ -101,7 +101,7 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         return Extracted(entry=None, skip=SkipReason.NO_FILES)
     errors = collect_errors(events, resolver.workspace, limits)
     run = last_run(events, limits)
-    tests, outcome = decide(run, event.harness_meta)
+    tests, outcome = decide_outcome(run, event.harness_meta)
     if tests is not None:  # redacted before it is cut: a cut must never leave half a secret
         command = " ".join(redact(tests.command[: _COMMAND_CHARS * 4]).split())[:_COMMAND_CHARS]
         tests = TestRun(command=command, ok=tests.ok, summary=redact(tests.summary))

@@ -25,8 +25,9 @@ from ingest.backfill.follow import follow
 from ingest.backfill.plan import SPECIAL
 from ingest.backfill.records import BackfillError, Drain, FileRecord, FileStatus, RunResult
 from ingest.backfill.run import run_backfill
-from ingest.consumer import Consumer, ConsumerConfig, Route
+from ingest.consumer import Consumer, Route
 from ingest.importers import import_file
+from tests import configs
 from tests.ingest.backfill.support import config
 from tests.ingest.importers.support import FIXTURES
 
@@ -234,9 +235,9 @@ def test_since_skips_old_files_unread_and_holds_back_old_turns(
 
 
 def consume(client: redis.Redis) -> Consumer:
-    cfg = ConsumerConfig(
+    cfg = configs.consumer_config(
         routes=(Route(STREAM, keys.DEFAULT_BACKFILL_QUEUE, "backfill", by_project=False, job_max_events=3),),
-        consumer="c1", read_block_ms=10, claim_idle_seconds=600, trim_interval_seconds=3600, job_max_events=3,
+        read_block_ms=10, claim_idle_seconds=600, trim_interval_seconds=3600, job_max_events=3,
         backpressure_jobs=1000,  # no worker drains the queue here: the consumer must keep reading
     )  # fmt: skip
     consumer = Consumer(client, cfg)
