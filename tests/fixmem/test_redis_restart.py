@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import redis
@@ -23,6 +22,14 @@ PROJECT = "github.com/acme/widgets"
 
 def _entries(data_dir: Path) -> int:
     return len(FixStore(data_dir).read("alice", PROJECT).entries)
+
+
+def _noticed(tmp_path: Path) -> bool:
+    """Both processes logged that Redis is gone (and are backing off), the ingest one and a worker."""
+    ingest_log = (tmp_path / "ingest.log").read_text()
+    worker_log = (tmp_path / "worker.log").read_text()
+    worker_noticed = "could not connect to Redis" in worker_log or "redis unreachable" in worker_log
+    return "redis unreachable at redis://127.0.0.1" in ingest_log and worker_noticed
 
 
 def test_consumer_and_worker_ride_out_a_redis_restart(tmp_path: Path) -> None:
@@ -46,7 +53,7 @@ def test_consumer_and_worker_ride_out_a_redis_restart(tmp_path: Path) -> None:
         publish_many(client, [turn(i) for i in range(100)])
         wait_for(lambda: _entries(data_dir) == 100, 120, "first 100 entries")
         server.stop()  # a clean SHUTDOWN: the AOF is flushed
-        time.sleep(2)  # both notice and back off
+        wait_for(lambda: _noticed(tmp_path), 60, "the consumer and the worker to notice Redis is gone")
         server = EmbeddedRedis(data_dir=tmp_path / "redis", port=port, appendonly=True)
         server.start()
         client = redis.Redis.from_url(url)
