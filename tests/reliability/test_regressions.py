@@ -192,9 +192,9 @@ def test_the_consumer_and_workers_wait_out_a_redis_that_cannot_persist(tmp_path:
             publish_many(client, [turn(i) for i in range(5)])
             wait_for(lambda: _alice_entries(data_dir) == 5, 60, "the first entries")
             _refuse_writes(client, tmp_path / "redis")
-            wait_for(lambda: "refuses writes" in running.log_text("c0"), 30, "the consumer to notice")
-            wait_for(lambda: "refuses writes" in running.log_text("w0"), 30, "the worker to notice")
-            time.sleep(1)  # a few rounds of backoff
+            # each logged the refusal, waited its backoff and retried, still alive: two refusals each
+            wait_for(lambda: running.log_text("c0").count("refuses writes") >= 2, 60, "the consumer to retry")
+            wait_for(lambda: running.log_text("w0").count("refuses writes") >= 2, 60, "the worker to retry")
             crashed = running.crashes()
             _accept_writes(client)
             publish_many(client, [turn(i) for i in range(5, 10)])
