@@ -101,6 +101,13 @@ class Settings(BaseModel):
     api_tokens: SecretStr | None = None  # bearer tokens -> owners: "token1:alice,token2:bob"
     api_tokens_file: Path | None = None  # the same, one "token:owner" a line ('#' comments)
 
+    # Agent hooks (fixmem/hooks: read by a stdlib mirror, fixmem.hooks.config, checked by a test)
+    project: str | None = None  # the project key of hooks and the harness adapter; None: project_key_for
+    api_url: str | None = None  # with api_token: hooks recall through this API instead of the data dir
+    api_token: SecretStr | None = None  # the bearer token hooks present (it names the owner)
+    hook_session_budget_tokens: int = Field(default=2000, ge=0)  # injected per agent session, at most
+    hook_timeout_seconds: float = Field(default=0.5, gt=0)  # one recall through the API, then give up
+
     @model_validator(mode="after")
     def _leases_outlive_heartbeats(self) -> Settings:
         if self.heartbeat_seconds * 2 > self.job_lease_seconds:
