@@ -13,8 +13,6 @@ runs it within the suite.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import resource
 import subprocess
@@ -24,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, load_average, machine, percentile, versions, write_result
+from bench.common import ROOT, percentile, run_main
 
 GOALS_P50_MS = {"version": 150.0, "help": 150.0, "recall": 400.0, "status": 400.0}
 RUNS = 20
@@ -108,27 +106,8 @@ def run(runs: int = RUNS) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Run the benchmark, print its summary, write ``bench/results/startup.json``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=RUNS, help=f"runs per command (default {RUNS})")
-    parser.add_argument("--no-write", action="store_true", help="print only")
-    args = parser.parse_args(argv)
-    load = load_average()
-    started = time.monotonic()
-    body = run(args.runs)
-    result = {
-        "benchmark": "startup",
-        "machine": machine(load),
-        "versions": versions(),
-        "parameters": {"runs": args.runs, "entries": ENTRIES},
-        "seconds": round(time.monotonic() - started, 1),
-        **body,
-    }
-    print(json.dumps(result["summary"], indent=2))
-    if not args.no_write:
-        write_result("startup", result)
-    return result
+main = run_main("startup", __doc__, run, runs=RUNS, what="command", entries=ENTRIES)
+"""Run the benchmark, print its summary, write ``bench/results/startup.json``."""
 
 
 if __name__ == "__main__":

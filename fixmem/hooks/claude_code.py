@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -38,6 +39,8 @@ STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 MAX_PAYLOAD_BYTES = 8 << 20
 ERROR_TAIL_CHARS = 2000  # the end of a failing command's output: where the error is
 PROMPT_KEPT_CHARS = 1000  # of the last prompt, kept in the session state for the file hook
+_PATHLIKE = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}\b")
+MAX_MENTIONED_FILES = 10
 
 
 class MalformedPayload(ValueError):
@@ -134,6 +137,18 @@ def answer(event: str, block: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}}
 
 
+def mentioned_files(text: str, workspace: str) -> tuple[str, ...]:
+    """Paths named in ``text`` that are files of ``workspace`` (relative to it), at most ten."""
+    found: list[str] = []
+    for token in dict.fromkeys(_PATHLIKE.findall(text)):
+        rel = relative(token, workspace) if os.path.isabs(token) else token.removeprefix("./")
+        if workspace and os.path.isfile(os.path.join(workspace, rel)):
+            found.append(rel)
+            if len(found) >= MAX_MENTIONED_FILES:
+                break
+    return tuple(found)
+
+
 def touched(candidate: Candidate, path: str) -> bool:
     """Whether the candidate's entry touched ``path`` (compared as normalized relative paths)."""
     wanted = os.path.normpath(path)
@@ -192,16 +207,28 @@ def handle(
     if isinstance(action, Publish):
         spawn(config, payload, action)
         return None
-    session_id = _str(payload, "session_id") or "no-session"
+    cwd = _str(payload, "cwd")
+    if action.event == "UserPromptSubmit":  # files the prompt names weigh in (recall's files signal)
+        action = replace(action, query=replace(action.query, files=mentioned_files(action.query.q, cwd)))
+    project = project_of(config, cwd)
+    block = lookup(config, reader or reader_for(config), _str(payload, "session_id"), project, action)
+    return answer(action.event, block) if block else None
+
+
+def lookup(config: HookConfig, reader: Reader, session_id: str, project: str, action: Lookup) -> str:
+    """The block of fixes for ``action`` not injected yet in the session ("" for none); records them.
+
+    Raises ReaderError, OSError.
+    """
     sessions = SessionStore(config.hooks_dir / "sessions")
+    session_id = session_id or "no-session"
     query = action.query
     if action.file is not None:
         before = sessions.read(session_id)
         if action.file in before.files:
-            return None  # this file was looked up already in this session
+            return ""  # this file was looked up already in this session
         query = replace(query, q=f"{before.prompt} {action.file}".strip())
-    project = project_of(config, _str(payload, "cwd"))
-    candidates = (reader or reader_for(config)).candidates(project, query)
+    candidates = reader.candidates(project, query)
     if action.file is not None:
         candidates = [c for c in candidates if touched(c, action.file)]
     with sessions.update(session_id) as box:
@@ -210,7 +237,7 @@ def handle(
             state = replace(state, prompt=action.query.q[:PROMPT_KEPT_CHARS])
         if action.file is not None:
             if action.file in state.files:
-                return None
+                return ""
             state = replace(state, files=(*state.files, action.file))
         chosen = choose(
             [(c.entry_id, c.line) for c in candidates],
@@ -219,7 +246,7 @@ def handle(
             session_budget=config.session_budget_tokens,
         )
         box[0] = chosen.state if chosen.block else state
-    return answer(action.event, chosen.block) if chosen.block else None
+    return chosen.block
 
 
 def run(raw: bytes, env: Mapping[str, str] | None = None, *, reader: Reader | None = None) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from fixmem.hooks.config import HookConfig
 
@@ -105,6 +105,7 @@ class LocalReader:
 
     def __init__(self, config: HookConfig) -> None:
         self.config = config
+        self._store: Any = None  # one FixStore: its parsed-log cache makes later recalls warm
 
     def candidates(self, project: str, query: Query) -> list[Candidate]:
         from store import FixStore, prompt_block  # noqa: PLC0415 - the slow imports, only when needed
@@ -115,8 +116,9 @@ class LocalReader:
             return []
         now = time.time()
         try:
-            store = FixStore(self.config.data_dir)
-            recalled = store.recall(
+            if self._store is None:
+                self._store = FixStore(self.config.data_dir)
+            recalled = self._store.recall(
                 self.config.owner,
                 project,
                 text,

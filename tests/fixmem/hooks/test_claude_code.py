@@ -14,10 +14,8 @@ from fixmem.hooks.claude_code import Lookup, Publish, plan
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.reader import Query
 from fixmem.hooks.session import HEADER, SessionState, choose, estimate_tokens, read_counters
-from store import FixStore
-from tests.store.factories import make_entry
+from tests.fixmem.hooks.conftest import OWNER, PROJECT
 
-OWNER, PROJECT = "alice", "github.com/acme/widgets"
 BASE = {"session_id": "s-1", "transcript_path": "/t/s-1.jsonl", "cwd": "/home/alice/widgets"}
 
 
@@ -98,26 +96,6 @@ def test_choose_injects_each_entry_once_within_the_budgets() -> None:
 
 def config_for(data_dir: Path, **extra: str) -> dict[str, str]:
     return {"FIXMEM_DATA_DIR": str(data_dir), "FIXMEM_OWNER": OWNER, "FIXMEM_PROJECT": PROJECT, **extra}
-
-
-@pytest.fixture
-def seeded(data_dir: Path) -> Path:
-    FixStore(data_dir).append(
-        OWNER,
-        PROJECT,
-        [
-            make_entry(
-                1,
-                "fix ZeroDivisionError in apply_discount",
-                files=["invoicer/totals.py"],
-                errors=["ZeroDivisionError: division by zero"],
-                project=PROJECT,
-                solution="guard quantity == 0",
-            ),
-            make_entry(2, "add a dark theme to the settings page", files=["ui/theme.css"], project=PROJECT),
-        ],
-    )
-    return data_dir
 
 
 def run(body: dict[str, Any], env: dict[str, str]) -> dict[str, Any] | None:

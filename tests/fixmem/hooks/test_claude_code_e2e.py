@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from fixmem.settings import Settings
 from ingest import keys
 from ingest.project_key import project_key_for
 from store import FixStore
+from tests.fixmem.hooks.conftest import git_checkout
 from tests.fixmem.hooks.transcripts import Transcript, hook_payload
 from tests.fixmem.test_pipeline_e2e import drain
 
@@ -57,13 +57,7 @@ def workspace(tmp_path: Path) -> Path:
     repo = tmp_path / "calc"
     (repo / "calc").mkdir(parents=True)
     (repo / "calc" / "stats.py").write_text("def average(xs):\n    return sum(xs) / len(xs)\n")
-    git = shutil.which("git")
-    assert git is not None
-    subprocess.run([git, "init", "-q", str(repo)], check=True)
-    subprocess.run(
-        [git, "-C", str(repo), "remote", "add", "origin", "git@github.com:acme/calc.git"], check=True
-    )
-    return repo
+    return git_checkout(repo, "git@github.com:acme/calc.git")
 
 
 def environment(data_dir: Path, **extra: str) -> dict[str, str]:
