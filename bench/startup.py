@@ -35,8 +35,9 @@ def fixmem_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "fixmem"]
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # children that exited and were waited for
+def children_cpu() -> float:
+    """User + system seconds of this process's children that exited and were waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
@@ -46,7 +47,7 @@ def time_runs(argv: list[str], env: dict[str, str], runs: int) -> tuple[list[flo
     wall: list[float] = []
     cpu: list[float] = []
     for i in range(runs + 1):
-        cpu_before = _children_cpu()
+        cpu_before = children_cpu()
         started = time.perf_counter()
         done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=False)
         elapsed = time.perf_counter() - started
@@ -56,7 +57,7 @@ def time_runs(argv: list[str], env: dict[str, str], runs: int) -> tuple[list[flo
             )
         if i:
             wall.append(elapsed)
-            cpu.append(_children_cpu() - cpu_before)
+            cpu.append(children_cpu() - cpu_before)
     return wall, cpu
 
 

@@ -64,9 +64,9 @@ class RemoteReader:
         self.budget_tokens = budget_tokens
 
     def candidates(self, project: str, query: Query) -> list[Candidate]:
-        import urllib.error  # noqa: PLC0415 - ~20 ms: only the remote mode pays it
-        import urllib.parse  # noqa: PLC0415
-        import urllib.request  # noqa: PLC0415
+        from urllib.parse import urlencode  # noqa: PLC0415
+
+        from fixmem.hooks.http import get  # noqa: PLC0415
 
         text = query.text()
         if not text:
@@ -75,28 +75,23 @@ class RemoteReader:
         params += [("files", f) for f in query.files]
         if query.error:
             params.append(("error", query.error[:MAX_QUERY_CHARS]))
-        if not self.url.startswith(("http://", "https://")):
-            raise ReaderError(f"FIXMEM_API_URL must be an http(s) URL, not {self.url!r}")
-        request = urllib.request.Request(  # noqa: S310 - the scheme is checked above
-            f"{self.url}/api/fix-memory?{urllib.parse.urlencode(params)}",
-            headers={"Authorization": f"Bearer {self.token}", "Accept": "application/json"},
-        )
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - checked
-                body = json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:  # the project has no entries yet
-                return []
-            raise ReaderError(f"API answered {exc.code} for recall") from exc
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+            status, raw = get(f"{self.url}/api/fix-memory?{urlencode(params)}", headers, self.timeout)
+        except (OSError, ValueError) as exc:
             raise ReaderError(f"API unreachable at {self.url}: {exc}") from exc
+        if status == 404:  # the project has no entries yet
+            return []
+        if status != 200:
+            raise ReaderError(f"API answered {status} for recall")
         try:
+            body = json.loads(raw)
             found = [
                 (str(item["entry"]["id"]), tuple(str(f) for f in item["entry"].get("files") or ()))
                 for item in body["recalled"]
             ]
             return pair(found, str(body["prompt_block"]))
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise ReaderError(f"unexpected API answer: {exc!r}") from exc
 
 
