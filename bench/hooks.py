@@ -10,7 +10,10 @@ seen). Modes:
   pydantic);
 - ``local_cli``: the same through ``fixmem hook claude-code`` (click on top);
 - ``remote_script``: ``fixmem-hook claude-code`` with ``FIXMEM_API_URL``/``FIXMEM_API_TOKEN`` set, recall
-  through a ``fixmem serve`` started here over the same directory (stdlib urllib client, no store import).
+  through a ``fixmem serve`` started here over the same directory (stdlib client, no store import);
+- ``remote_no_site``: the same as ``python -S -m fixmem.hooks`` with the checkout and site-packages on
+  ``PYTHONPATH``: what the hook costs without this editable install's import finder (~17 ms of ``site``
+  with ``-X importtime``), i.e. about what a regular install costs.
 
 Goal (the hooks issue): p99 <= 150 ms for the prompt and tool hooks. Also the ``fixmem.harness`` adapter's
 overhead per turn in-process (``before_task`` + ``on_file`` + ``on_error``), local and remote.
@@ -43,6 +46,13 @@ def hook_command() -> list[str]:
     """The installed ``fixmem-hook`` script beside this interpreter, else ``python -m fixmem.hooks``."""
     script = Path(sys.executable).with_name("fixmem-hook")
     return [str(script)] if script.is_file() else [sys.executable, "-m", "fixmem.hooks"]
+
+
+def site_packages() -> list[str]:
+    """This interpreter's site-packages directories."""
+    import site  # noqa: PLC0415
+
+    return site.getsitepackages()
 
 
 def payloads(runs: int, mode: str) -> list[bytes]:
@@ -162,6 +172,9 @@ def run(runs: int = RUNS) -> dict[str, Any]:
         with serving(data_dir, f"{TOKEN}:{OWNER}") as base:
             remote = {**local, "FIXMEM_API_URL": base, "FIXMEM_API_TOKEN": TOKEN}
             rows["remote_script"] = time_hook([*hook, "claude-code"], remote, runs, "remote_script")
+            no_site = {**remote, "PYTHONPATH": os.pathsep.join([str(ROOT), *site_packages()])}
+            bare = [sys.executable, "-S", "-m", "fixmem.hooks", "claude-code"]
+            rows["remote_no_site"] = time_hook(bare, no_site, runs, "remote_no_site")
             adapter = adapter_overhead(data_dir, base, OWNER, PROJECT, max(runs, 20))
     samples = {name: row.pop("samples_ms") for name, row in rows.items()}
     return {

@@ -150,7 +150,7 @@ def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     assert set(startup["summary"]["rows"]) == {"version", "help", "recall", "status"}
     assert all(len(samples) == 2 for samples in startup["samples_ms"].values())
     hooks = orjson.loads((tmp_path / "hooks.json").read_bytes())
-    assert set(hooks["summary"]["rows"]) == {"local_script", "local_cli", "remote_script"}
+    assert set(hooks["summary"]["rows"]) == {"local_script", "local_cli", "remote_script", "remote_no_site"}
     assert all(len(samples) == 3 for samples in hooks["samples_ms"].values())
     summary = (tmp_path / "SUMMARY.md").read_text()
     assert "9. Hook, `remote script`" in summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 from pathlib import Path
@@ -172,3 +173,17 @@ def test_unreadable_store_prints_nothing_and_is_counted(tmp_path: Path) -> None:
 def test_memory_off_answers_nothing(seeded: Path) -> None:
     env = config_for(seeded, FIXMEM_FIX_MEMORY_ENABLED="false")
     assert run(payload("UserPromptSubmit", prompt="apply_discount ZeroDivisionError"), env) is None
+
+
+def test_the_cli_command_answers_like_the_script(
+    seeded: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fixmem.cli import main  # noqa: PLC0415
+
+    for name, value in config_for(seeded).items():
+        monkeypatch.setenv(name, value)
+    body = json.dumps(payload("UserPromptSubmit", prompt="apply_discount raises ZeroDivisionError"))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(body.encode())))
+    assert main(["hook", "claude-code"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "apply_discount" in out["hookSpecificOutput"]["additionalContext"]

@@ -75,14 +75,7 @@ def test_pytest_7521_elided_output_keeps_head_tail_and_marker() -> None:
     assert event.project_key == "pytest-dev/pytest"
 
 
-V2 = (
-    Path(__file__).resolve().parents[2]
-    / "fixtures"
-    / "agent-logs"
-    / "mini-swe-agent"
-    / "v2"
-    / "calc-average.traj.json"
-)
+V2 = Path(__file__).resolve().parents[2] / "fixtures" / "mini-swe-agent-v2" / "calc-average.traj.json"
 
 
 def test_v2_trajectory_of_the_real_package_actions_codes_task_and_times() -> None:
