@@ -8,14 +8,16 @@ one. The machine is shared: the load average is recorded, and per-core rates are
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
 import platform
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -269,3 +271,78 @@ def default_store(data_dir: str | os.PathLike[str]) -> FixStore:
     from fixmem.settings import Settings  # noqa: PLC0415
 
     return wiring.make_store(Settings(data_dir=Path(data_dir)), None)
+
+
+@contextlib.contextmanager
+def serving(data_dir: Path, tokens: str) -> Iterator[str]:
+    """``fixmem serve`` over ``data_dir`` in its own process (``tokens``: ``token:owner,…``, a local store
+    lock, no Redis); yields its base URL once ``/healthz`` answers. Raises RuntimeError if it never does."""
+    import urllib.request  # noqa: PLC0415
+
+    from fixmem.redis_server import free_port  # noqa: PLC0415
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FIXMEM_")}
+    env |= {"FIXMEM_DATA_DIR": str(data_dir), "FIXMEM_API_TOKENS": tokens, "FIXMEM_STORE_LOCK": "local"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fixmem", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("fixmem serve did not start") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run_main(
+    name: str,
+    doc: str | None,
+    run: Callable[[int], dict[str, Any]],
+    *,
+    runs: int,
+    what: str,
+    **parameters: Any,
+) -> Callable[[list[str] | None], dict[str, Any]]:
+    """The ``main(argv)`` of a benchmark timed over ``--runs`` runs: parse, run, print the summary, write
+    ``bench/results/<name>.json`` (unless ``--no-write``)."""
+
+    def main(argv: list[str] | None = None) -> dict[str, Any]:
+        parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+        parser.add_argument("--runs", type=int, default=runs, help=f"runs per {what} (default {runs})")
+        parser.add_argument("--no-write", action="store_true", help="print only")
+        args = parser.parse_args(argv)
+        load = load_average()
+        started = time.monotonic()
+        body = run(args.runs)
+        result = {
+            "benchmark": name,
+            "machine": machine(load),
+            "versions": versions(),
+            "parameters": {"runs": args.runs, **parameters},
+            "seconds": round(time.monotonic() - started, 1),
+            **body,
+        }
+        print(json.dumps(result["summary"], indent=2))
+        if not args.no_write:
+            write_result(name, result)
+        return result
+
+    return main

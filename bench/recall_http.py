@@ -8,9 +8,6 @@ abstain). Latency = request sent -> response read, after a warm-up.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -18,9 +15,8 @@ from typing import Any
 
 import httpx
 
-from bench.common import ROOT, summary_ms
+from bench.common import serving, summary_ms
 from bench.store_bench import OWNER, PROJECT, bench_recall, make_queries, populated
-from fixmem.redis_server import free_port
 
 TOKEN = "bench-token-0123456789abcdef"
 GOAL_WARM_P50_MS = 1.0
@@ -31,53 +27,19 @@ def http_recall(n: int, runs: int) -> dict[str, Any]:
     """Warm recall latency through ``fixmem serve`` at ``n`` entries (milliseconds)."""
     with tempfile.TemporaryDirectory(prefix="fixmem-http-") as tmp:
         populated(Path(tmp), n)
-        port = free_port()
-        env = {
-            **os.environ,
-            "FIXMEM_DATA_DIR": tmp,
-            "FIXMEM_API_TOKENS": f"{TOKEN}:{OWNER}",
-            "FIXMEM_STORE_LOCK": "local",
-            "FIXMEM_API_PORT": str(port),
-        }
-        env.pop("FIXMEM_REDIS_URL", None)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "fixmem", "serve", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            with httpx.Client(
-                base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
-            ) as client:
-                deadline = time.monotonic() + 60
-                while True:
-                    try:
-                        if client.get("/healthz").status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        pass
-                    if time.monotonic() > deadline or proc.poll() is not None:
-                        raise RuntimeError("fixmem serve did not start")
-                    time.sleep(0.1)
-                queries = make_queries(runs)
-                params = [{"project_id": PROJECT, "q": q["query"]} for q in queries]
-                for p in params[:50]:
-                    client.get("/api/fix-memory", params=p).raise_for_status()
-                seconds: list[float] = []
-                for p in params:
-                    started = time.perf_counter()
-                    client.get("/api/fix-memory", params=p).raise_for_status()
-                    seconds.append(time.perf_counter() - started)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        with (
+            serving(Path(tmp), f"{TOKEN}:{OWNER}") as base,
+            httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10) as client,
+        ):
+            queries = make_queries(runs)
+            params = [{"project_id": PROJECT, "q": q["query"]} for q in queries]
+            for p in params[:50]:
+                client.get("/api/fix-memory", params=p).raise_for_status()
+            seconds: list[float] = []
+            for p in params:
+                started = time.perf_counter()
+                client.get("/api/fix-memory", params=p).raise_for_status()
+                seconds.append(time.perf_counter() - started)
     return {"entries": n, "warm": summary_ms(seconds), "samples_ms": [round(s * 1000, 3) for s in seconds]}
 
 

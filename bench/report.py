@@ -32,7 +32,7 @@ def _load(results: Path, name: str) -> dict[str, Any] | None:
 
 def _failures(results: Path) -> list[tuple[str, str]]:
     out = []
-    for name in ("throughput", "latency", "recall", "extraction", "backfill", "scaling", "startup"):
+    for name in ("throughput", "latency", "recall", "extraction", "backfill", "scaling", "startup", "hooks"):
         with contextlib.suppress(OSError, ValueError):
             data = json.loads((results / f"{FILES.get(name, name)}.json").read_text())
             if data.get("error"):
@@ -182,6 +182,26 @@ def _rows(results: Path) -> list[tuple[str, str, str, str]]:
                     f"(CPU p50 {_fmt(row['cpu_p50_ms'], ' ms')})",
                     f"p50 <= {_fmt(row['goal_p50_ms'], ' ms')}",
                     _met(row["goal_met"]),
+                )
+            )
+    hk = _load(results, "hooks")
+    if hk:
+        for name, row in hk["summary"]["rows"].items():
+            rows.append(
+                (
+                    f"9. Hook, `{name.replace('_', ' ')}` (500 entries)",
+                    f"p50 {_fmt(row['p50_ms'], ' ms')} / p99 {_fmt(row['p99_ms'], ' ms')}",
+                    f"p99 <= {_fmt(row['goal_p99_ms'], ' ms')}",
+                    _met(row["goal_met"]),
+                )
+            )
+        for mode, row in hk["summary"]["adapter_per_turn"].items():
+            rows.append(
+                (
+                    f"9. `fixmem.harness` per turn, {mode}",
+                    f"p50 {_fmt(row['p50_ms'], ' ms')} / p99 {_fmt(row['p99_ms'], ' ms')}",
+                    "",
+                    "",
                 )
             )
     return rows

@@ -13,8 +13,6 @@ runs it within the suite.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import resource
 import subprocess
@@ -24,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, load_average, machine, percentile, versions, write_result
+from bench.common import ROOT, percentile, run_main
 
 GOALS_P50_MS = {"version": 150.0, "help": 150.0, "recall": 400.0, "status": 400.0}
 RUNS = 20
@@ -37,8 +35,9 @@ def fixmem_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "fixmem"]
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # children that exited and were waited for
+def children_cpu() -> float:
+    """User + system seconds of this process's children that exited and were waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
@@ -48,7 +47,7 @@ def time_runs(argv: list[str], env: dict[str, str], runs: int) -> tuple[list[flo
     wall: list[float] = []
     cpu: list[float] = []
     for i in range(runs + 1):
-        cpu_before = _children_cpu()
+        cpu_before = children_cpu()
         started = time.perf_counter()
         done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=False)
         elapsed = time.perf_counter() - started
@@ -58,7 +57,7 @@ def time_runs(argv: list[str], env: dict[str, str], runs: int) -> tuple[list[flo
             )
         if i:
             wall.append(elapsed)
-            cpu.append(_children_cpu() - cpu_before)
+            cpu.append(children_cpu() - cpu_before)
     return wall, cpu
 
 
@@ -108,27 +107,8 @@ def run(runs: int = RUNS) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Run the benchmark, print its summary, write ``bench/results/startup.json``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=RUNS, help=f"runs per command (default {RUNS})")
-    parser.add_argument("--no-write", action="store_true", help="print only")
-    args = parser.parse_args(argv)
-    load = load_average()
-    started = time.monotonic()
-    body = run(args.runs)
-    result = {
-        "benchmark": "startup",
-        "machine": machine(load),
-        "versions": versions(),
-        "parameters": {"runs": args.runs, "entries": ENTRIES},
-        "seconds": round(time.monotonic() - started, 1),
-        **body,
-    }
-    print(json.dumps(result["summary"], indent=2))
-    if not args.no_write:
-        write_result("startup", result)
-    return result
+main = run_main("startup", __doc__, run, runs=RUNS, what="command", entries=ENTRIES)
+"""Run the benchmark, print its summary, write ``bench/results/startup.json``."""
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@
                  events a cell, 300 and 1,000 in the 1- and 10-event-per-job cells (~60 and ~200-400 events/s)
 8. startup    — ``fixmem --version``, ``--help``, ``recall``, ``status`` as fresh processes, 20 runs each
                  (``bench.startup``)
+9. hooks      — ``fixmem-hook claude-code < payload.json`` p50/p99 over 50 runs at 500 entries, local
+                 and through the HTTP API; the ``fixmem.harness`` overhead per turn (``bench.hooks``)
 
 Sized so the whole suite takes under 10 minutes here (every size is in each result's ``parameters``; the
 estimate per benchmark is in docs/performance.md).
@@ -41,7 +43,7 @@ from bench.common import RESULTS, load_average, machine, versions, write_result
 from bench.corpus import DEFAULT_SHAPE, SHARED_CORPUS, measure
 from bench.events import PROJECTS, SEED, EventStats, make_events
 
-NAMES = ("throughput", "latency", "recall", "extraction", "backfill", "scaling", "startup")
+NAMES = ("throughput", "latency", "recall", "extraction", "backfill", "scaling", "startup", "hooks")
 # The file each writes in bench/results/: extraction.json and backfill.json belong to the owners' own
 # benchmarks (bench.extraction_bench, bench.backfill_bench), which the suite reuses but does not overwrite.
 RESULT_FILES = {
@@ -72,6 +74,7 @@ class Params:
     extraction_rounds: int = 3
     backfill_copies: int = 10
     startup_runs: int = 20
+    hook_runs: int = 50
 
     @classmethod
     def quick(cls) -> Params:
@@ -93,6 +96,7 @@ class Params:
             extraction_rounds=1,
             backfill_copies=1,
             startup_runs=2,
+            hook_runs=3,
         )
 
 
@@ -174,7 +178,7 @@ def backfill(params: Params) -> dict[str, Any]:
 
 def run(names: list[str], params: Params, results: Path, *, readme: Path | None) -> dict[str, dict[str, Any]]:
     """Run the named benchmarks in order; write each result, the summary table and the plot."""
-    from bench import latency, recall_http, startup, throughput  # noqa: PLC0415
+    from bench import hooks, latency, recall_http, startup, throughput  # noqa: PLC0415
 
     suite_started = time.monotonic()
     need_events = params.events if {"throughput", "latency", "extraction"} & set(names) else 0
@@ -215,6 +219,7 @@ def run(names: list[str], params: Params, results: Path, *, readme: Path | None)
             events_by_batch=dict(params.scaling_events_by_batch),
         ),
         "startup": lambda: startup.run(params.startup_runs),
+        "hooks": lambda: hooks.run(params.hook_runs),
     }
     done: dict[str, dict[str, Any]] = {}
     failures: list[str] = []

@@ -105,6 +105,22 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "mcp_command",
         "Serve the recall_fixes tool over MCP on stdin/stdout (add it to your agent's MCP servers).",
     ),
+    # Agents' hooks: Claude Code (and the fixmem.harness adapter for Python harnesses).
+    "hook": (
+        "fixmem.hooks.cli",
+        "hook_command",
+        "Answer one agent hook: the payload on stdin, the context to add on stdout; never fails the agent.",
+    ),
+    "install": (
+        "fixmem.hooks.cli",
+        "install_command",
+        "Add fixmem's hooks to Claude Code's settings (idempotent; your other hooks are kept).",
+    ),
+    "uninstall": (
+        "fixmem.hooks.cli",
+        "uninstall_command",
+        "Remove fixmem's hooks (only ours) from Claude Code's settings.",
+    ),
     "bench": (  # the benchmark suite of a checkout (python -m bench)
         "fixmem.bench_cli",
         "bench_command",

@@ -120,6 +120,11 @@ class Settings(BaseModel):
 
     # `fixmem eval`
     eval_dataset: Path | None = None  # None: the labelled dataset shipped with evals.recall
+    # Agent hooks (fixmem/hooks: read by a stdlib mirror, fixmem.hooks.config, checked by a test)
+    api_url: str | None = None  # with api_token: hooks recall through this API instead of the data dir
+    api_token: SecretStr | None = None  # the bearer token hooks present (it names the owner)
+    hook_session_budget_tokens: int = Field(default=2000, ge=0)  # injected per agent session, at most
+    hook_timeout_seconds: float = Field(default=0.5, gt=0)  # one recall through the API, then give up
 
     @model_validator(mode="after")
     def _leases_outlive_heartbeats(self) -> Settings:

@@ -1,10 +1,17 @@
-"""mini-swe-agent trajectories (``*.traj.json``, ``trajectory_format: mini-swe-agent-1``) → one turn event.
+"""mini-swe-agent trajectories (``*.traj.json``, ``trajectory_format: mini-swe-agent-1`` and the v2 package's
+``mini-swe-agent-1.1``) → one turn event.
 
 The whole run is one turn. ``messages[]`` is an OpenAI-style chat: each assistant message holds one
 ```bash block (the action, tool ``bash``) and the next user message is its observation,
 ``<returncode>N</returncode><output>…</output>`` (long outputs: ``<output_head>``/``<output_tail>``). The
 final submission message has no return code. The task is the ``<pr_description>`` of the first user
 message. Times: each assistant message's ``extra.response.created`` (unix seconds).
+v2 (mini-swe-agent 2.x, ``mini-swe-agent-1.1``): each assistant message lists its parsed actions in
+``extra.actions`` (``[{"command": …}]``, one tool event each; text-based models also keep the ```bash
+block), tool-calling models answer with ``role: tool`` observations, an observation's ``extra.returncode``
+states the exit code, times are ``extra.timestamp``, the run ends with a ``role: exit`` message (its
+``extra.exit_status``), and the task is the ``{{task}}`` of ``info.config.agent.instance_template`` (the
+template's literal text around it is cut from the first user message).
 Lacks: edit tools (edits are ``sed -i`` / heredocs inside bash), a base commit, per-observation times.
 """
 
@@ -54,27 +61,31 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
         described = between(task, "<pr_description>", "</pr_description>")
         if described is not None:
             described = re.sub(r"\AConsider the following PR description:\s*", "", described)
+        else:
+            described = task_of(task, str_or_empty(obj(config.get("agent")).get("instance_template")))
         draft.user_message = described if described is not None else task
 
-    pending: dict[str, Any] | None = None
+    pending: list[dict[str, Any]] = []
     times: list[float | None] = []
     for message in messages:
         role = message.get("role")
         content = blocks_text(message.get("content"))
+        extra = obj(message.get("extra"))
         if role == "assistant":
-            created = parse_time(obj(obj(message.get("extra")).get("response")).get("created"))
+            created = parse_time(obj(extra.get("response")).get("created")) or parse_time(
+                extra.get("timestamp")
+            )
             times.append(created)
-            actions = _ACTION.findall(content)
             thought = _ACTION.sub("", content).strip()
             if thought:
                 draft.round_texts.append(thought)
-            pending = None
-            if len(actions) == 1:  # mini-swe-agent refuses any other count with a format error
-                pending = {"tool": "bash", "input": {"command": actions[0]}, "ts": created}
-                draft.tool_events.append(pending)
-        elif role == "user" and pending is not None:
-            _observe(pending, content)
-            pending = None
+            pending = [
+                {"tool": "bash", "input": {"command": command}, "ts": created}
+                for command in _commands(message)
+            ]
+            draft.tool_events.extend(pending)
+        elif role in {"user", "tool"} and pending:
+            _observe(pending.pop(0), content, extra)
 
     draft.ts = latest(*times)
     model = str_or_empty(obj(config.get("model")).get("model_name")) or None
@@ -95,11 +106,39 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
     return build_events(origin, [draft])
 
 
-def _observe(tool: dict[str, Any], observation: str) -> None:
+def task_of(message: str, template: str) -> str | None:
+    """The ``{{task}}`` of a first user message rendered from ``template`` (the literal text before and
+    after it cut off); None when the template has no ``{{task}}`` or the message does not match it."""
+    found = re.search(r"\{\{-?\s*task\s*-?\}\}", template)
+    if found is None:
+        return None
+    before = re.split(r"\{\{|\{%", template[: found.start()])[-1].strip()
+    after = re.split(r"\{\{|\{%", template[found.end() :])[0].strip()
+    start = message.find(before) + len(before) if before and before in message else None
+    if before and start is None:
+        return None
+    rest = message[start or 0 :]
+    end = rest.find(after) if after else -1
+    task = (rest[:end] if end >= 0 else rest).strip()
+    return task or None
+
+
+def _commands(message: dict[str, Any]) -> list[str]:
+    """The commands of an assistant message: v2's ``extra.actions``, else its one ```bash block."""
+    actions = obj(message.get("extra")).get("actions")
+    if isinstance(actions, list) and actions:
+        return [str_or_empty(obj(a).get("command")) for a in actions if str_or_empty(obj(a).get("command"))]
+    found = _ACTION.findall(blocks_text(message.get("content")))
+    return found if len(found) == 1 else []  # mini-swe-agent refuses any other count with a format error
+
+
+def _observe(tool: dict[str, Any], observation: str, extra: dict[str, Any] | None = None) -> None:
     """Fill a bash tool event from the observation message that answers it."""
     code = _RETURNCODE.search(observation)
     if code is not None:
         tool["exit_code"] = int(code.group(1))
+    elif isinstance(obj(extra).get("returncode"), int):
+        tool["exit_code"] = obj(extra)["returncode"]
     if "<output_head>" in observation:
         head = between(observation, "<output_head>", "</output_head>") or ""
         tail = between(observation, "<output_tail>", "</output_tail>") or ""

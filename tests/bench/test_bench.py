@@ -168,7 +168,7 @@ def test_fixmem_bench_passes_its_arguments_to_the_suite(capfd: pytest.CaptureFix
 @pytest.mark.slow
 def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "extraction", "recall", "startup",
+        [sys.executable, "-m", "bench", "--quick", "extraction", "recall", "startup", "hooks",
          "--results", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
@@ -183,6 +183,10 @@ def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     startup = orjson.loads((tmp_path / "startup.json").read_bytes())
     assert set(startup["summary"]["rows"]) == {"version", "help", "recall", "status"}
     assert all(len(samples) == 2 for samples in startup["samples_ms"].values())
+    hooks = orjson.loads((tmp_path / "hooks.json").read_bytes())
+    assert set(hooks["summary"]["rows"]) == {"local_script", "local_cli", "remote_script", "remote_no_site"}
+    assert all(len(samples) == 3 for samples in hooks["samples_ms"].values())
     summary = (tmp_path / "SUMMARY.md").read_text()
+    assert "9. Hook, `remote script`" in summary
     assert "3. Recall, 500 entries" in summary and "4. Extraction" in summary
     assert "8. Start-up, `fixmem status`" in summary

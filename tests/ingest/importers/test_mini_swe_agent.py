@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ingest.importers import detect_format, mini_swe_agent
 from ingest.schema import TurnEvent
 from tests.ingest.importers.support import load
+from workers.extraction import extract
 
 
 def only(relative: str) -> TurnEvent:
@@ -69,3 +73,22 @@ def test_pytest_7521_elided_output_keeps_head_tail_and_marker() -> None:
         == "sed -i 's/write_through=True,/write_through=True, newline=\"\",/' src/_pytest/capture.py"
     )
     assert event.project_key == "pytest-dev/pytest"
+
+
+V2 = Path(__file__).resolve().parents[2] / "fixtures" / "mini-swe-agent-v2" / "calc-average.traj.json"
+
+
+def test_v2_trajectory_of_the_real_package_actions_codes_task_and_times() -> None:
+    """The v2 format (mini-swe-agent 2.4): ``extra.actions``, ``extra.returncode``, ``extra.timestamp``, the
+    task inside ``instance_template``; the v1 parser took the whole rendered template as the task."""
+    data = V2.read_bytes()
+    assert detect_format(V2, data) == "mini-swe-agent"
+    (event,) = mini_swe_agent.parse(data, source=str(V2), owner="alice", project="github.com/acme/calc")
+    assert event.user_message == "average() in calc/stats.py raises ZeroDivisionError on an empty list"
+    commands = [t.input["command"] for t in event.tool_events]
+    assert commands[0].startswith("python -m pytest") and commands[1].startswith("cat > calc/stats.py")
+    assert [t.exit_code for t in event.tool_events] == [1, 0, 0, None]
+    assert event.harness_meta.stop_reason == "Submitted"
+    assert event.ts > 1.7e9  # the assistant messages' extra.timestamp, not a derived time
+    entry = extract(event).entry
+    assert entry is not None and (entry.outcome, entry.files) == ("fixed", ["calc/stats.py"])

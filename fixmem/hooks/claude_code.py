@@ -1,0 +1,293 @@
+"""``fixmem hook claude-code``: one Claude Code hook payload on stdin, at most one JSON answer on stdout.
+
+The documented hooks interface (docs/decisions.md cites the reference used): every payload carries
+``session_id``, ``transcript_path``, ``cwd`` and ``hook_event_name``; the answer that adds text to the
+model's context is ``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}``. Handled:
+
+- ``UserPromptSubmit`` (``prompt``): the fixes relevant to the prompt;
+- ``PostToolUse`` of ``Read|Edit|Write|MultiEdit`` (``tool_input.file_path``): fixes that touched that
+  file, looked up once per file per session (recall for the session's last prompt and the file, then
+  only the entries whose files hold it: a file alone scores below recall's relevance floor);
+- ``PostToolUseFailure`` of ``Bash`` (``error``): fixes with that error's signature; a ``PostToolUse`` of
+  ``Bash`` whose ``tool_response`` states a failure (a non-zero exit code, ``is_error``) is read the same
+  way, for Claude Code versions without the failure event;
+- ``Stop`` / ``SubagentStop``: the finished turns are published from ``transcript_path`` by a detached
+  ``python -m fixmem.hooks.publisher`` (the agent does not wait); prints nothing.
+
+Never in the agent's way: any failure (fixmem or Redis down, malformed input, an unreadable store) is
+logged to ``<data_dir>/hooks/hook.log``, counted in ``counters.json``, and the hook prints nothing and
+exits 0. A fix is injected at most once per session, within the session's token budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from fixmem.hooks.config import HookConfig
+from fixmem.hooks.reader import Candidate, Query, Reader, ReaderError, reader_for
+from fixmem.hooks.session import SessionStore, choose, note_failure
+
+FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit"})
+PROMPT_EVENTS = frozenset({"UserPromptSubmit", "PostToolUse", "PostToolUseFailure"})
+STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
+MAX_PAYLOAD_BYTES = 8 << 20
+ERROR_TAIL_CHARS = 2000  # the end of a failing command's output: where the error is
+PROMPT_KEPT_CHARS = 1000  # of the last prompt, kept in the session state for the file hook
+_PATHLIKE = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}\b")
+MAX_MENTIONED_FILES = 10
+
+
+class MalformedPayload(ValueError):
+    """Raised when stdin is not a hook payload (not JSON, not an object, a field of the wrong type)."""
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """Recall ``query`` and inject the new fixes; ``file`` is remembered as seen when given."""
+
+    event: str
+    query: Query
+    file: str | None = None
+
+
+@dataclass(frozen=True)
+class Publish:
+    """Publish the finished turns of ``transcript_path`` (``final``: the last turn is finished too)."""
+
+    transcript_path: str
+    final: bool
+
+
+Action = Lookup | Publish | None
+
+
+def _str(payload: Mapping[str, Any], key: str) -> str:
+    value = payload.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise MalformedPayload(f"{key} must be a string, not {type(value).__name__}")
+    return value
+
+
+def relative(path: str, cwd: str) -> str:
+    """``path`` relative to ``cwd`` when it lies inside it, else as given."""
+    if cwd and os.path.isabs(path):
+        rel = os.path.relpath(path, cwd)
+        if not rel.startswith(".."):
+            return rel
+    return path
+
+
+def bash_failure(tool_response: Any) -> str | None:
+    """The error text of a ``Bash`` ``tool_response`` that states a failure, else None."""
+    if isinstance(tool_response, str):
+        return None
+    if not isinstance(tool_response, Mapping):
+        return None
+    code = next((tool_response[k] for k in ("exit_code", "exitCode", "returnCode") if k in tool_response), 0)
+    failed = (isinstance(code, int) and code != 0) or tool_response.get("is_error") is True
+    if not failed:
+        return None
+    out = "\n".join(str(tool_response.get(k) or "") for k in ("stdout", "stderr", "output")).strip()
+    return out[-ERROR_TAIL_CHARS:] or None
+
+
+def plan(payload: Mapping[str, Any]) -> Action:
+    """What to do for one payload. Pure; raises MalformedPayload."""
+    event = _str(payload, "hook_event_name")
+    cwd = _str(payload, "cwd")
+    if event == "UserPromptSubmit":
+        prompt = _str(payload, "prompt").strip()
+        return Lookup(event, Query(prompt)) if prompt else None
+    if event in STOP_EVENTS:
+        transcript = _str(payload, "transcript_path")
+        return Publish(transcript, final=event == "Stop") if transcript else None
+    tool = _str(payload, "tool_name")
+    tool_input = payload.get("tool_input")
+    tool_input = tool_input if isinstance(tool_input, Mapping) else {}
+    if event == "PostToolUse" and tool in FILE_TOOLS:
+        path = tool_input.get("file_path")
+        if not isinstance(path, str) or not path.strip():
+            return None
+        rel = relative(path, cwd)
+        return Lookup(event, Query(rel, files=(rel,)), file=rel)
+    if tool == "Bash" and event in {"PostToolUse", "PostToolUseFailure"}:
+        if event == "PostToolUseFailure":
+            error: str | None = _str(payload, "error") or _str(payload, "error_message")
+            if payload.get("is_interrupt") is True:
+                return None  # the user stopped it: not an error to look up
+        else:
+            error = bash_failure(payload.get("tool_response"))
+        if not error or not error.strip():
+            return None
+        error = error.strip()[-ERROR_TAIL_CHARS:]
+        return Lookup(event, Query(error, error=error))
+    return None
+
+
+def answer(event: str, block: str) -> dict[str, Any]:
+    """The hook's JSON answer adding ``block`` to the model's context."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}}
+
+
+def mentioned_files(text: str, workspace: str) -> tuple[str, ...]:
+    """Paths named in ``text`` that are files of ``workspace`` (relative to it), at most ten."""
+    found: list[str] = []
+    for token in dict.fromkeys(_PATHLIKE.findall(text)):
+        rel = relative(token, workspace) if os.path.isabs(token) else token.removeprefix("./")
+        if workspace and os.path.isfile(os.path.join(workspace, rel)):
+            found.append(rel)
+            if len(found) >= MAX_MENTIONED_FILES:
+                break
+    return tuple(found)
+
+
+def touched(candidate: Candidate, path: str) -> bool:
+    """Whether the candidate's entry touched ``path`` (compared as normalized relative paths)."""
+    wanted = os.path.normpath(path)
+    return any(os.path.normpath(f) == wanted for f in candidate.files)
+
+
+def project_of(config: HookConfig, cwd: str) -> str:
+    """``FIXMEM_PROJECT`` when set, else ``project_key_for(cwd)`` (the key the importer gives the session)."""
+    if config.project:
+        return config.project
+    from ingest.project_key import project_key_for  # noqa: PLC0415
+
+    return project_key_for(cwd or os.getcwd())
+
+
+def spawn_publisher(config: HookConfig, payload: Mapping[str, Any], action: Publish) -> None:
+    """Start ``python -m fixmem.hooks.publisher`` detached (its own session, no stdio), not waited for."""
+    import subprocess  # noqa: PLC0415
+
+    argv = [
+        sys.executable,
+        "-m",
+        "fixmem.hooks.publisher",
+        "--transcript",
+        action.transcript_path,
+        "--session",
+        _str(payload, "session_id"),
+        "--cwd",
+        _str(payload, "cwd"),
+    ]
+    if action.final:
+        argv.append("--final")
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def handle(
+    payload: Mapping[str, Any],
+    config: HookConfig,
+    *,
+    reader: Reader | None = None,
+    spawn: Callable[[HookConfig, Mapping[str, Any], Publish], None] = spawn_publisher,
+) -> dict[str, Any] | None:
+    """The answer to one payload (None: print nothing). Raises MalformedPayload, ReaderError, OSError."""
+    if not config.enabled:
+        return None
+    action = plan(payload)
+    if action is None:
+        return None
+    if isinstance(action, Publish):
+        spawn(config, payload, action)
+        return None
+    cwd = _str(payload, "cwd")
+    if action.event == "UserPromptSubmit":  # files the prompt names weigh in (recall's files signal)
+        action = replace(action, query=replace(action.query, files=mentioned_files(action.query.q, cwd)))
+    project = project_of(config, cwd)
+    block = lookup(config, reader or reader_for(config), _str(payload, "session_id"), project, action)
+    return answer(action.event, block) if block else None
+
+
+def lookup(config: HookConfig, reader: Reader, session_id: str, project: str, action: Lookup) -> str:
+    """The block of fixes for ``action`` not injected yet in the session ("" for none); records them.
+
+    Raises ReaderError, OSError.
+    """
+    sessions = SessionStore(config.hooks_dir / "sessions")
+    session_id = session_id or "no-session"
+    query = action.query
+    if action.file is not None:
+        before = sessions.read(session_id)
+        if action.file in before.files:
+            return ""  # this file was looked up already in this session
+        query = replace(query, q=f"{before.prompt} {action.file}".strip())
+    candidates = reader.candidates(project, query)
+    if action.file is not None:
+        candidates = [c for c in candidates if touched(c, action.file)]
+    with sessions.update(session_id) as box:
+        state = box[0]
+        if action.event == "UserPromptSubmit":
+            state = replace(state, prompt=action.query.q[:PROMPT_KEPT_CHARS])
+        if action.file is not None:
+            if action.file in state.files:
+                return ""
+            state = replace(state, files=(*state.files, action.file))
+        chosen = choose(
+            [(c.entry_id, c.line) for c in candidates],
+            state,
+            prompt_budget=config.prompt_budget_tokens,
+            session_budget=config.session_budget_tokens,
+        )
+        box[0] = chosen.state if chosen.block else state
+    return chosen.block
+
+
+def run(raw: bytes, env: Mapping[str, str] | None = None, *, reader: Reader | None = None) -> str:
+    """The text to print for stdin ``raw`` ("" for nothing). Never raises: failures are logged, counted."""
+    try:
+        config = HookConfig.from_env(env)
+    except Exception:
+        return ""
+    try:
+        if len(raw) > MAX_PAYLOAD_BYTES:
+            raise MalformedPayload(f"payload of {len(raw)} bytes")
+        try:
+            payload = json.loads(raw)
+        except ValueError as exc:
+            raise MalformedPayload(f"not JSON: {exc}") from exc
+        if not isinstance(payload, dict):
+            raise MalformedPayload("not a JSON object")
+        result = handle(payload, config, reader=reader)
+    except MalformedPayload as exc:
+        note_failure(config.hooks_dir, "malformed", str(exc))
+        return ""
+    except ReaderError as exc:
+        note_failure(config.hooks_dir, "unavailable", str(exc))
+        return ""
+    except Exception as exc:
+        note_failure(config.hooks_dir, "error", f"{type(exc).__name__}: {exc}")
+        return ""
+    return json.dumps(result, ensure_ascii=False) if result else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Read the payload from stdin, print the answer; always 0."""
+    try:
+        raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    except (OSError, ValueError):
+        raw = b""
+    out = run(raw)
+    if out:
+        try:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    return 0

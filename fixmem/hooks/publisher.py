@@ -1,0 +1,111 @@
+"""Publish finished turns: to the Redis stream when ``FIXMEM_REDIS_URL`` is set, else into the local store.
+
+``python -m fixmem.hooks.publisher --transcript T --session S --cwd C [--final]`` is what the ``Stop`` /
+``SubagentStop`` hook starts detached: it reads the Claude Code transcript with the Claude Code importer
+(the same events a backfill of that file gives: same ids, same project key), drops the last turn unless
+``--final`` (a subagent stopped; the main turn is still running), skips turns this session published
+already, and publishes the rest. Idempotent twice over: the session remembers what it published, and
+the pipeline writes an event id once. Without Redis the turns are extracted and appended here, as the
+workers would (``FixMemory``'s in-process path). Failures are logged and counted, never raised to the
+agent (``python -m`` exits 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from fixmem.hooks.config import HookConfig
+from fixmem.hooks.session import SessionStore, note_failure
+from ingest.schema import TurnEvent
+
+
+class PublishFailed(Exception):
+    """Raised when turns could not be published (Redis refused or is down, the store cannot be written)."""
+
+
+def publish_events(config: HookConfig, events: Sequence[TurnEvent]) -> list[str]:
+    """Publish ``events``: XADD to the stream with Redis, else extract and append locally; their ids.
+
+    Raises PublishFailed.
+    """
+    if not events:
+        return []
+    if config.redis_url:
+        from ingest.errors import IngestError  # noqa: PLC0415
+        from ingest.publish import connect, publish_many  # noqa: PLC0415
+
+        try:
+            client = connect(config.redis_url, timeout=config.timeout_seconds * 10)
+            publish_many(client, list(events), stream=config.stream)
+        except (IngestError, ValueError, OSError) as exc:
+            raise PublishFailed(str(exc)) from exc
+        return [e.event_id for e in events]
+    from store import FixEntry, FixStore  # noqa: PLC0415
+    from store.errors import StoreError  # noqa: PLC0415
+    from workers.extraction import extract  # noqa: PLC0415
+
+    by_project: dict[tuple[str, str], list[FixEntry]] = {}
+    for event in events:
+        entry = extract(event).entry
+        if entry is not None:
+            by_project.setdefault((event.owner, event.project_key), []).append(entry)
+    try:
+        store = FixStore(config.data_dir, cap=config.rotation_cap)
+        for (owner, project), entries in by_project.items():
+            store.append(owner, project, entries)
+    except (StoreError, OSError) as exc:
+        raise PublishFailed(f"local store at {config.data_dir}: {exc}") from exc
+    return [e.event_id for e in events]
+
+
+def transcript_events(config: HookConfig, transcript: Path, cwd: str) -> list[TurnEvent]:
+    """The turn events of a Claude Code transcript (the readable ones when some lines are torn)."""
+    from fixmem.hooks.claude_code import project_of  # noqa: PLC0415
+    from ingest.importers import PartialLog  # noqa: PLC0415
+    from ingest.importers.claude_code import parse  # noqa: PLC0415
+
+    data = transcript.read_bytes()
+    project = project_of(config, cwd) if config.project or cwd else None
+    try:
+        return parse(data, source=str(transcript), owner=config.owner, project=project)
+    except PartialLog as exc:  # a line being written as we read: the complete turns are good
+        return exc.events
+
+
+def publish_transcript(
+    config: HookConfig, transcript: Path, session_id: str, cwd: str, *, final: bool
+) -> list[str]:
+    """Publish the finished turns of ``transcript`` not published yet by this session; their ids."""
+    events = transcript_events(config, transcript, cwd)
+    if not final:
+        events = events[:-1]
+    sessions = SessionStore(config.hooks_dir / "sessions")
+    with sessions.update(session_id or "no-session") as box:
+        done = set(box[0].published)
+        todo = [e for e in events if e.event_id not in done]
+        published = publish_events(config, todo)
+        box[0] = replace(box[0], published=(*box[0].published, *published))
+    return published
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The detached publisher's entry point; always 0 (failures go to the hook log)."""
+    parser = argparse.ArgumentParser(prog="python -m fixmem.hooks.publisher")
+    parser.add_argument("--transcript", required=True)
+    parser.add_argument("--session", default="")
+    parser.add_argument("--cwd", default="")
+    parser.add_argument("--final", action="store_true")
+    args = parser.parse_args(argv)
+    config = HookConfig.from_env()
+    try:
+        publish_transcript(config, Path(args.transcript), args.session, args.cwd, final=args.final)
+    except Exception as exc:
+        note_failure(config.hooks_dir, "publish", f"{type(exc).__name__}: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,42 @@
+"""The hooks' stdlib config mirrors ``Settings``: same defaults, same variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fixmem.hooks import config, session
+from fixmem.settings import Settings
+from store.recall import prompt
+
+
+def test_the_hook_defaults_are_the_settings_defaults() -> None:
+    fields = Settings.model_fields
+    assert fields["fix_memory_prompt_budget_tokens"].default == config.DEFAULT_PROMPT_BUDGET_TOKENS
+    assert fields["hook_session_budget_tokens"].default == config.DEFAULT_SESSION_BUDGET_TOKENS
+    assert fields["hook_timeout_seconds"].default == config.DEFAULT_HOOK_TIMEOUT_SECONDS
+    assert fields["stream"].default == config.DEFAULT_STREAM
+    assert fields["rotation_cap"].default == config.DEFAULT_ROTATION_CAP
+    assert session.HEADER == prompt.HEADER and session.BYTES_PER_TOKEN == prompt.BYTES_PER_TOKEN
+
+
+def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
+    env = {
+        "HOME": str(tmp_path),
+        "FIXMEM_OWNER": "bob",
+        "FIXMEM_PROJECT": "github.com/acme/w",
+        "FIXMEM_API_URL": "http://h:1/",
+        "FIXMEM_API_TOKEN": "tok",
+        "FIXMEM_HOOK_SESSION_BUDGET_TOKENS": "900",
+        "FIXMEM_HOOK_TIMEOUT_SECONDS": "nonsense",
+    }
+    got = config.HookConfig.from_env(env)
+    assert got.data_dir == Settings.from_env({"HOME": str(tmp_path)}).data_dir
+    assert (got.owner, got.project, got.api_url, got.remote) == (
+        "bob",
+        "github.com/acme/w",
+        "http://h:1",
+        True,
+    )
+    assert got.session_budget_tokens == 900
+    assert got.timeout_seconds == config.DEFAULT_HOOK_TIMEOUT_SECONDS  # malformed: the default
+    assert config.HookConfig.from_env({"HOME": str(tmp_path), "USER": "carol"}).owner == "carol"
