@@ -108,7 +108,7 @@ def render(report: Mapping[str, Any]) -> str:
         "Cells: `fn` = tasks whose top 5 held a past fix that changed a same function / tasks that have one; "
         "`file` = the same for a same file; `P` = returned fixes that changed a file the task's own fix "
         "changed / all returned; `quiet` = tasks with no related past fix that got nothing back / such "
-        "tasks. The last column is no system: fixmem's own ranking with `min_score` 0, what its floor hides.",
+        "tasks. The last column is no system: fixmem's own ranking with no floor, what its floor hides.",
         "",
     ]
     for split in ("tune", "held_out"):

@@ -36,8 +36,8 @@ from store import DEFAULT_WEIGHTS, FixEntry, FixStore, RankingWeights
 from workers.extraction import Limits, extract
 
 SYSTEMS = ("fixmem", "bm25", "jaccard", "fixmem_no_floor")
-# Diagnostic, not a system: fixmem's own ranking with ``min_score`` 0, i.e. what its relevance floor hides.
-NO_FLOOR = replace(DEFAULT_WEIGHTS, min_score=0.0)
+# Diagnostic, not a system: fixmem's own ranking with no floor, i.e. what its relevance floor hides.
+NO_FLOOR = replace(DEFAULT_WEIGHTS, floor=0.0)
 SHA_CHARS = 10
 RARE_DF = 2  # a word in this many earlier entries or fewer is rare
 

@@ -185,3 +185,27 @@ class CodeIndex:
     def matched(self, keys: Iterable[str], row: int) -> list[str]:
         """The keys of ``keys`` entry ``row`` holds (for the reasons a fix was recalled)."""
         return [k for k in keys if (rows := self.postings.get(k)) is not None and row in rows]
+
+
+_CODE_LINE = re.compile(
+    r'File "[^"]+", line \d+|Traceback \(most recent|^\s*at\s+\S+[:(]|^\s{4,}\S|`|\w/\w|\w\.\w+\('
+)
+
+
+def fit_query(text: str, max_chars: int) -> str:
+    """``text`` within ``max_chars``: as it is when it fits, else its head plus, after a ``…`` line, the
+    later lines that hold code (traceback frames, paths, code spans, indented code) while they fit.
+    Recall reads names and paths; a long log or issue keeps them rather than its middle prose."""
+    if len(text) <= max_chars:
+        return text
+    head_chars = max_chars // 2
+    head = text[:head_chars]
+    cut = head.rfind("\n")
+    head = head[:cut] if cut > head_chars // 2 else head
+    room = max_chars - len(head) - 2
+    kept: list[str] = []
+    for line in text[len(head) :].splitlines():
+        if _CODE_LINE.search(line) and len(line) + 1 <= room:
+            kept.append(line)
+            room -= len(line) + 1
+    return "\n".join([head, "…", *kept])[:max_chars]

@@ -22,7 +22,10 @@ A long task text shares many words with everything, so J and C (shares of the *q
     W   summed IDF of the query's words the entry holds (absolute, not a share)  (store.recall.index)
     K   summed IDF of the code keys the entry's files and symbols share with the names, paths and
         frames the query mentions                                              (store.recall.code)
-    Q   the query's own IDF mass: chance matches grow with it, so the evidence is damped by a low power
+    Q   the query's IDF mass (a word no entry holds at the highest IDF): chance matches grow with it,
+        so the evidence is damped by a low power; words the project never saw damp it too, which keeps
+        another project's text quiet (counting only known words lost 7 of 58 hits on tune at a floor
+        that keeps the off-topic probes quiet: docs/decisions.md)
 
 The *strength* of an entry is ``max(relevance / min_score, evidence / evidence_floor)``: 1 or more on
 either scale is relevant. ``evidence_floor`` sits just above the best evidence any off-topic probe of

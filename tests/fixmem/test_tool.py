@@ -110,7 +110,6 @@ def test_the_tool_is_read_only(store: FixStore, data_dir: Path) -> None:
     [
         ({}, "query: Field required"),
         ({"query": ""}, "query: String should have at least 1 character"),
-        ({"query": "x" * 4001}, "query: String should have at most 4000 characters"),
         ({"query": "x", "k": 0}, "k: Input should be greater than or equal to 1"),
         ({"query": "x", "k": 51}, "k: Input should be less than or equal to 50"),
         ({"query": "x", "k": "3"}, "k: Input should be a valid integer"),
