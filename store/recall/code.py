@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 from posixpath import splitext
 
@@ -79,12 +80,13 @@ def _segment_keys(segment: str) -> list[str]:
     return ["p:" + k for k in keys if k not in STOPWORDS and not k.isdigit()]
 
 
-def path_keys(path: str) -> list[str]:
+@lru_cache(maxsize=1 << 14)
+def path_keys(path: str) -> tuple[str, ...]:
     """``p:`` keys of a path: each segment's keys (the file's stem without its extension) and each pair
     of adjacent segments."""
     segments = [s for s in path.replace("\\", "/").split("/") if s and s not in (".", "..")]
     if not segments:
-        return []
+        return ()
     stem, ext = splitext(segments[-1])
     if ext and ext[1:].casefold() in SOURCE_EXTENSIONS and stem:
         segments[-1] = stem
@@ -93,7 +95,7 @@ def path_keys(path: str) -> list[str]:
         keys += _segment_keys(segment)
     folded = [s.casefold().strip("-_.@~") for s in segments]
     keys += [f"p:{a}/{b}" for a, b in pairwise(folded) if a and b]
-    return keys
+    return tuple(keys)
 
 
 def symbol_keys(name: str) -> list[str]:
@@ -149,13 +151,20 @@ def code_terms(text: str) -> CodeTerms:
             symbols.update(symbol_keys(ident))
             paths.update(_segment_keys(ident))
     words: set[str] = set()
-    for ident in _IDENT.findall(text):
-        if is_identifier(ident):
-            symbols.update(symbol_keys(ident))
-            paths.update(_segment_keys(ident))
-        else:
-            words.update(_segment_keys(ident))
+    for ident in set(_IDENT.findall(text)):
+        ident_paths, ident_symbols, ident_words = _word_keys(ident)
+        paths.update(ident_paths)
+        symbols.update(ident_symbols)
+        words.update(ident_words)
     return CodeTerms(frozenset(paths), frozenset(symbols), frozenset(words) - paths)
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_keys(ident: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(path keys, symbol keys, plain-word keys) of one word of a text; memoized (words repeat)."""
+    if is_identifier(ident):
+        return tuple(_segment_keys(ident)), tuple(symbol_keys(ident)), ()
+    return (), (), tuple(_segment_keys(ident))
 
 
 class CodeIndex:
