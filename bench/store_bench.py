@@ -274,14 +274,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="fewer runs (a smoke test)")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument(
-        "--long-only", action="store_true", help="only the 600-word task text case (prints, writes nothing)"
+        "--long-only", action="store_true", help="only the 600-word task text case (updated in the results)"
     )
     args = parser.parse_args(argv)
     cold_runs, warm_runs = (10, 200) if args.quick else (60, 3000)
     if args.long_only:
-        long_only = {"recall_600_word_task": bench_long_recall(500, warm_runs)}
-        print(json.dumps(long_only, indent=2))
-        return long_only
+        long = bench_long_recall(500, warm_runs)
+        stored: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        stored["recall_600_word_task"] = long
+        stored["goal_600_word_task_p99_ms"] = 5.0
+        stored["goal_600_word_task_met"] = long["warm"]["p99_ms"] <= 5.0
+        print(json.dumps(long, indent=2))
+        if not args.no_write:
+            RESULTS.write_text(json.dumps(stored, indent=2) + "\n")
+        return stored
     result: dict[str, Any] = {
         "benchmark": "store",
         "machine": {
