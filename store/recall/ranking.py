@@ -86,6 +86,7 @@ class RankingWeights:
     # Evidence (issue [recall-task]; set on evals/related's tuning half, docs/decisions.md "Recall at
     # task start"): a shared code key weighs this many times a shared word of the same IDF ...
     evidence_code: float = 2.0
+    evidence_code_words: float = 2.0  # ... and a plain word found as a path segment (``linker/``) this much
     # ... the sum is damped by the query's IDF mass to this power (0: absolute, 1: a share) ...
     evidence_length_power: float = 0.25
     # ... and an entry is relevant at this much (units of a distinctive word), just above the best
@@ -116,7 +117,8 @@ class Signals:
     errors: FloatArray
     cosine: FloatArray
     words: FloatArray | None = None  # W: summed IDF of shared words (None: no evidence signal)
-    code: FloatArray | None = None  # K: summed IDF of shared code keys
+    code: FloatArray | None = None  # K: summed IDF of shared code keys of the names and paths
+    code_words: FloatArray | None = None  # ... of the plain words (looked up as path segments)
     file_mass: FloatArray | None = None  # summed IDF of the query's files each entry touched
     query_weight: float = 0.0  # Q: the query's IDF mass
     unit: float = 1.0  # u: the idf of a word one entry holds
@@ -139,9 +141,11 @@ def evidence(signals: Signals, weights: RankingWeights = DEFAULT_WEIGHTS) -> Flo
     if signals.words is None:
         return np.zeros_like(signals.jaccard)
     code = signals.code if signals.code is not None else 0.0
+    words_as_code = signals.code_words if signals.code_words is not None else 0.0
     unit = max(signals.unit, 1e-9)
     damp = max(signals.query_weight / unit, 1.0) ** weights.evidence_length_power
-    result: FloatArray = (signals.words + weights.evidence_code * code) / unit / damp
+    found = signals.words + weights.evidence_code * code + weights.evidence_code_words * words_as_code
+    result: FloatArray = found / unit / damp
     return result
 
 
