@@ -25,6 +25,7 @@ Per layout, on a fresh pipeline:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -47,14 +48,16 @@ import orjson
 import redis
 from rq import Worker
 
-from bench.common import cpu_seconds
-from fixmem.backfill_cli import parse_processes
+from bench.common import cpu_seconds, default_store
+from fixmem.backfill_cli import run_config
 from fixmem.backfill_outcomes import PresenceProbe, collect
 from fixmem.demo import demo_turns
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
-from ingest.backfill_follow import Drain, follow
-from ingest.backfill_run import RunConfig, RunResult, run_backfill, walk
+from ingest.backfill.config import RunConfig, parse_processes
+from ingest.backfill.follow import follow
+from ingest.backfill.records import Drain, RunResult
+from ingest.backfill.run import run_backfill, walk
 from ingest.importers import import_file
 from ingest.publish import publish_many
 from store import FixStore, entry_id
@@ -233,16 +236,8 @@ def copy_config(options: Options, settings: Settings, k: int, phase: str) -> Run
     owner, project = (
         (f"bench-{phase}-{k}", None) if options.layout == "owners" else (f"bench-{phase}", f"bench/repo-{k}")
     )
-    return RunConfig(
-        owner,
-        stream=settings.backfill_stream,
-        group=settings.group,
-        project=project,
-        rate=settings.backfill_rate,
-        queue=settings.backfill_queue,
-        max_backlog=settings.backfill_max_backlog,
-        max_queued_jobs=settings.backfill_max_queued_jobs,
-        parse_processes=parse_processes(settings.backfill_parse_processes),
+    return dataclasses.replace(
+        run_config(settings, owner=owner, project=project),
         parse_nice=settings.backfill_nice,  # the command nices itself; here only its parse processes
     )
 
@@ -273,7 +268,7 @@ def backfill_copies(
     started = time.monotonic()
     for k in range(options.copies):
         config = copy_config(options, settings, k, phase)
-        probe = PresenceProbe(FixStore(data_dir))  # as the command does
+        probe = PresenceProbe(default_store(data_dir))  # as the command does
         results.append((config, run_backfill(client, [options.corpus], config, before_publish=probe)))
     published = time.monotonic() - started
     drain = follow(
@@ -304,7 +299,7 @@ def run(options: Options) -> dict[str, Any]:
         data_dir = Path(tmp)
         with pipeline(data_dir, options.workers, options.live_only_workers) as (url, pids):
             client = redis.Redis.from_url(url)
-            store = FixStore(data_dir)
+            store = default_store(data_dir)
             alone = backfill_copies(client, data_dir, options, settings, pids, "alone")
             live = (client, store, settings.stream, options.live_rate)
             with LivePublisher(*live, "baseline") as baseline:

@@ -22,7 +22,7 @@ import redis
 from rq import Queue, SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 
-from bench.common import ROOT
+from bench.common import ROOT, default_store
 from ingest.schema import parse_event
 from store import FixStore
 from workers.extraction import extract
@@ -40,7 +40,7 @@ def job(raw: str, url: str) -> None:
     """One event: parse, extract, append its entry; then count it done."""
     global _store, _client  # noqa: PLW0603 - one store and client per worker process (and per forked child)
     if _store is None:
-        _store = FixStore(os.environ[DATA_DIR_ENV])
+        _store = default_store(os.environ[DATA_DIR_ENV])
     if _client is None:
         _client = redis.Redis.from_url(url)
     event = parse_event(raw.encode())

@@ -19,12 +19,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store import FixStore
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 TICK = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def cpus() -> int:
@@ -259,3 +261,11 @@ def stopwatch() -> Iterator[dict[str, float]]:
     finally:
         out["wall"] = time.perf_counter() - wall
         out["cpu"] = time.process_time() - cpu
+
+
+def default_store(data_dir: str | os.PathLike[str]) -> FixStore:
+    """The store of ``data_dir`` as fixmem builds it with the default settings (no Redis lock)."""
+    from fixmem import wiring  # noqa: PLC0415 - pydantic and the store load only for the benches using them
+    from fixmem.settings import Settings  # noqa: PLC0415
+
+    return wiring.make_store(Settings(data_dir=Path(data_dir)), None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import pstats
 import shutil
 import tempfile
@@ -25,14 +26,16 @@ import redis
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
+from bench.common import default_store, load_average, machine, versions, write_result
 from bench.events import make_events
+from fixmem import wiring
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
-from ingest.consumer import Consumer, ConsumerConfig
+from ingest.consumer import Consumer
 from ingest.schema import parse_event
 from store import FixEntry, FixStore
 from workers.extraction import extract
-from workers.jobs import WorkerContext, run_batch
+from workers.jobs import run_batch
 
 
 def _warm(store: FixStore, events: list[bytes], batch: int = 100) -> list[int]:
@@ -55,6 +58,32 @@ def _print_profile(profile: cProfile.Profile, lines: int) -> None:
     stats.sort_stats("tottime").print_stats(lines)
 
 
+# The worker's stages, by the function that is each one's whole cost: (module path suffix, function name).
+STAGES = {
+    "extraction": ("workers/extraction/turn.py", "extract"),
+    "validation": ("ingest/schema.py", "parse_event"),
+    "store_append": ("store/api.py", "append"),
+}
+
+
+def stage_shares(profile: cProfile.Profile) -> dict[str, float]:
+    """Each stage's cumulative time as a share (0..1) of the profiled total."""
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    total = sum(tt for _, _, tt, _, _ in stats.values()) or 1.0
+    shares = {}
+    for stage, (path, name) in STAGES.items():
+        cumulative = max(
+            (
+                ct
+                for (file, _, func), (_, _, _, ct, _) in stats.items()
+                if func == name and file.endswith(path)
+            ),
+            default=0.0,
+        )
+        shares[stage] = round(cumulative / total, 3)
+    return shares
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments, run, print."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -64,7 +93,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--read", type=int, default=5_000, help="most events a consumer cycle takes")
     parser.add_argument("--profile", choices=("consumer", "worker"), default=None)
     parser.add_argument("--lines", type=int, default=40, help="rows of each profile table")
+    parser.add_argument(
+        "--write", action="store_true", help="write the figures to bench/results/job_profile[_<role>].json"
+    )
     args = parser.parse_args(argv)
+    load = load_average()
     wires = make_events(args.warm + args.events, projects=args.projects)
     warm, events = wires[: args.warm], wires[args.warm :]
     tmp = Path(tempfile.mkdtemp(prefix="fixmem-job-profile-"))
@@ -72,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     client = redis.Redis.from_url(server.start(), socket_timeout=300)
     try:
         settings = Settings.from_env({})
-        store = FixStore(tmp / "data")
+        store = default_store(tmp / "data")
         if warm:
             print(f"warm: project sizes {_warm(store, warm)}", flush=True)
         for start in range(0, len(events), 100):
@@ -80,8 +113,8 @@ def main(argv: list[str] | None = None) -> None:
                 for raw in events[start : start + 100]:
                     pipe.xadd(settings.stream, {b"event": raw})
                 pipe.execute()
-        config = ConsumerConfig(
-            consumer="profile",
+        config = dataclasses.replace(
+            wiring.consumer_config(settings, name="profile"),
             read_block_ms=1,
             backpressure_jobs=10**9,
             batch_max_events=args.read,
@@ -98,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
         queue = config.routes[0].queue
         job_ids = [j.decode() for j in client.lrange(f"rq:queue:{queue}", 0, -1)]  # type: ignore[union-attr]
         batches = [Job.fetch(j, connection=client, serializer=JSONSerializer).args[0] for j in job_ids]
-        context = WorkerContext(client=client, store=store)
+        context = wiring.worker_context(settings, client, store=store)
         worker_profile = cProfile.Profile() if args.profile == "worker" else None
         started, wall = time.process_time(), time.perf_counter()
         if worker_profile is not None:
@@ -119,6 +152,28 @@ def main(argv: list[str] | None = None) -> None:
         for profile in (consumer_profile, worker_profile):
             if profile is not None:
                 _print_profile(profile, args.lines)
+        if args.write:
+            figures = {
+                "events": n,
+                "projects": args.projects,
+                "jobs": len(batches),
+                "events_per_job": round(per_job, 1),
+                "consumer_cpu_ms_per_event": round(1000 * consumer_cpu / n, 3),
+                "worker_cpu_ms_per_event": round(1000 * worker_cpu / n, 3),
+                "worker_wall_ms_per_event": round(1000 * worker_wall / n, 3),
+                "profiled": args.profile,
+            }
+            if worker_profile is not None:
+                figures["worker_stage_shares"] = stage_shares(worker_profile)
+            name = "job_profile" + (f"_{args.profile}" if args.profile else "")
+            result = {
+                "benchmark": name,
+                "machine": machine(load),
+                "versions": versions(),
+                "parameters": {k: v for k, v in vars(args).items() if k != "write"},
+                "summary": figures,
+            }
+            print(write_result(name, result), flush=True)
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -12,13 +12,14 @@ The fleet is ``bench.backfill_bench.pipeline`` (a private embedded Redis, ``fixm
   matches entry ids; latency = first seen on disk - just before its XADD. Events whose turn touches no
   file make no entry and are not counted.
 
-During the backfill phase the backfill (``ingest.backfill_run.run_backfill``, the function ``fixmem
+During the backfill phase the backfill (``ingest.backfill.run.run_backfill``, the function ``fixmem
 backfill`` calls, with the default rate limit and backlog bound) replays copies of the shared agent-log
 corpus, one owner per copy, for the whole window.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 import threading
@@ -33,8 +34,9 @@ from bench.backfill_bench import pipeline
 from bench.common import histogram_quantile, load_average, summary_ms
 from bench.corpus import SHARED_CORPUS
 from bench.generator import TurnGenerator
+from fixmem.backfill_cli import run_config
 from fixmem.settings import Settings
-from ingest.backfill_run import RunConfig, run_backfill
+from ingest.backfill.run import run_backfill
 from ingest.schema import parse_event
 from store import entry_id
 from store.paths import ROOT_DIR_NAME, project_files
@@ -182,13 +184,7 @@ class BackfillLoop:
     def _run(self) -> None:
         s = self.settings
         while not self.stop.is_set():
-            config = RunConfig(
-                f"backfill-{self.copies}",
-                stream=s.backfill_stream,
-                group=s.group,
-                rate=s.backfill_rate,
-                max_backlog=s.backfill_max_backlog,
-            )
+            config = dataclasses.replace(run_config(s, owner=f"backfill-{self.copies}"), parse_processes=1)
             result = run_backfill(self.client, [self.corpus], config, stop=self.stop)
             self.copies += 1
             self.events += len(result.sent)
@@ -335,3 +331,65 @@ def latency(
             "goal_met_during_backfill": met(rows["during_backfill"]),
         },
     }
+
+
+def steady(rate: float, seconds: float, workers: int, drain_seconds: float) -> dict[str, Any]:
+    """The live window alone, below capacity: ``rate`` events/s for ``seconds`` s on a fresh fleet."""
+    from bench.events import make_events  # noqa: PLC0415 - the generator is only needed here
+
+    count = int(rate * seconds) // PROBE_EVERY + 1
+    alone = phase(
+        make_events(int(rate * seconds)),
+        probe_events(11, count),
+        workers=workers,
+        rate=rate,
+        seconds=seconds,
+        backfill=None,
+        drain_seconds=drain_seconds,
+    )
+    probe = alone["probe"]
+    return {
+        "alone": alone,
+        "summary": {
+            "offered_events_per_s": rate,
+            "seconds": seconds,
+            "workers": workers,
+            "probe_p50_ms": probe.get("p50_ms"),
+            "probe_p99_ms": probe.get("p99_ms") if probe.get("p99_lower_bound_ms") is None else None,
+            "probe_never_seen": probe.get("never_seen"),
+            "delivered_events_per_s": alone["published"]["offered_events_per_s"],
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.latency``: a steady live load below capacity, alone; writes latency_steady.json."""
+    import argparse  # noqa: PLC0415
+
+    from bench.common import RESULTS, machine, versions, write_result  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(prog="python -m bench.latency", description=main.__doc__)
+    parser.add_argument("--rate", type=float, default=200.0, help="events/s offered (default 200)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="length of the window (default 30)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--drain", type=float, default=DRAIN_SECONDS, help="seconds to wait for late probes")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    load = load_average()
+    started = time.monotonic()
+    body = steady(args.rate, args.seconds, args.workers, args.drain)
+    result = {
+        "benchmark": "latency_steady",
+        "machine": machine(load),
+        "versions": versions(),
+        "parameters": vars(args) | {"results": str(args.results)},
+        "seconds": round(time.monotonic() - started, 1),
+        **body,
+    }
+    path = write_result("latency_steady", result, directory=args.results)
+    print(f"{path}: {result['summary']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -24,6 +24,7 @@ edits without tests; some turns touching no file), over ``--projects`` projects 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import os
@@ -43,8 +44,11 @@ import redis
 from rq import Queue, SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 
+from bench.common import default_store
+from fixmem import wiring
 from fixmem.redis_server import EmbeddedRedis
-from ingest.consumer import Consumer, ConsumerConfig
+from fixmem.settings import Settings
+from ingest.consumer import Consumer
 from ingest.schema import parse_event
 from store import FixStore
 from workers.counters import EVENT_TO_ENTRY_BUCKETS, read_counters
@@ -225,7 +229,7 @@ def baseline_worker(kind: str, url: str, data_dir: str) -> None:
     """A baseline worker process: ``fork`` (RQ's default Worker) or ``simple`` (SimpleWorker)."""
     # RQ imports the job from `bench.pipeline_bench`, not from this `__main__`: set the store there.
     module = importlib.import_module("bench.pipeline_bench")
-    module._baseline_store = FixStore(data_dir)  # forked work horses inherit it
+    module._baseline_store = default_store(data_dir)  # forked work horses inherit it
     client = redis.Redis.from_url(url)
     cls = Worker if kind == "fork" else SimpleWorker
     queue = Queue(BASELINE_QUEUE, connection=client, serializer=JSONSerializer)
@@ -302,7 +306,7 @@ def stage_costs(url: str, data_dir: Path, events: list[bytes], projects: int) ->
     for p, e in zip(parsed, (extract(p).entry for p in parsed), strict=True):
         if e is not None:
             by_project.setdefault((p.owner, p.project_key), []).append(e)
-    store = FixStore(data_dir / "stages")
+    store = default_store(data_dir / "stages")
     batch = max(1, len(events) // projects // 4)
 
     def append_all() -> None:
@@ -316,7 +320,8 @@ def stage_costs(url: str, data_dir: Path, events: list[bytes], projects: int) ->
         for raw in events:
             pipe.xadd("fixmem:turns", {b"event": raw})
         pipe.execute()
-    consumer = Consumer(client, ConsumerConfig(consumer="stages", read_block_ms=1))
+    config = wiring.consumer_config(Settings.from_env({}), name="stages")
+    consumer = Consumer(client, dataclasses.replace(config, read_block_ms=1))
     return {
         "events": len(events),
         "validate_us": _cpu_us(lambda: [parse_event(raw) for raw in events], len(events)),

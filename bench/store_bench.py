@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.common import default_store
 from store import FixEntry, FixStore, TestRun, entry_id
 
 RESULTS = Path(__file__).resolve().parent / "results" / "store.json"
@@ -215,7 +216,7 @@ def bench_recall(n: int, cold_runs: int, warm_runs: int) -> dict[str, Any]:
         store = populated(root, n)
         cold: tuple[list[float], list[float]] = ([], [])
         for q in queries[:cold_runs]:
-            fresh = FixStore(root)
+            fresh = default_store(root)
             _, wall, cpu = _timed(
                 lambda f=fresh, q=q: f.recall(
                     OWNER, PROJECT, q["query"], files=q.get("files"), errors=q.get("errors"), now=2e9

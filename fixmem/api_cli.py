@@ -12,14 +12,31 @@ import click
 from fixmem import logs, wiring
 from fixmem.api.auth import TokenConfigError
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import data_dir_option, load_settings, redis_url_option, verbose_option
+from fixmem.options import (
+    data_dir_option,
+    load_settings,
+    owner_option,
+    redis_url_option,
+    require_owner,
+    verbose_option,
+)
+from fixmem.settings import Settings
 from fixmem.tool import SCHEMA_FORMATS, SchemaFormat, ToolContext, tool_schema
 from ingest.project_key import project_key_for
 
 
 @click.command("serve")
-@click.option("--host", default=None, help="Interface to listen on (FIXMEM_API_HOST, 127.0.0.1).")
-@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port (FIXMEM_API_PORT, 8765).")
+@click.option(
+    "--host",
+    default=None,
+    help=f"Interface to listen on (FIXMEM_API_HOST, {Settings.model_fields['api_host'].default}).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help=f"Port (FIXMEM_API_PORT, {Settings.model_fields['api_port'].default}).",
+)
 @click.option("--parent-pid", type=int, default=None, hidden=True)
 @redis_url_option
 @data_dir_option
@@ -63,17 +80,15 @@ def tool_schema_command(fmt: str) -> None:
 
 
 @click.command("mcp")
-@click.option("--owner", envvar="FIXMEM_OWNER", required=True, help="Whose memory (FIXMEM_OWNER).")
+@owner_option
 @click.option(
     "--project",
-    envvar="FIXMEM_PROJECT",
     default=None,
     help="Project key (FIXMEM_PROJECT; default: the workspace's origin remote as host/owner/repo, else "
     "its path).",
 )
 @click.option(
     "--workspace",
-    envvar="FIXMEM_WORKSPACE",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="The agent's checkout (FIXMEM_WORKSPACE; default: the current directory).",
@@ -81,19 +96,19 @@ def tool_schema_command(fmt: str) -> None:
 @data_dir_option
 @verbose_option
 def mcp_command(
-    *, owner: str, project: str | None, workspace: Path | None, data_dir: Path | None, verbose: bool
+    *, owner: str | None, project: str | None, workspace: Path | None, data_dir: Path | None, verbose: bool
 ) -> None:
     """Serve the recall_fixes tool over MCP on stdin/stdout (add it to your agent's MCP servers)."""
     from fixmem.mcp_server import run_stdio  # noqa: PLC0415 - load the MCP SDK only here
 
-    settings = load_settings(data_dir=data_dir)
+    settings = load_settings(data_dir=data_dir, owner=owner, project=project, workspace=workspace)
     logs.configure("mcp", verbose=verbose)  # stderr: stdout is the protocol
-    where = str((workspace or Path(os.getcwd())).absolute())
+    where = str((settings.workspace or Path(os.getcwd())).absolute())
     ctx = ToolContext.from_settings(
         settings,
         wiring.make_store(settings, None),  # reads only: no lock, no Redis
-        owner=owner,
-        project_key=project or project_key_for(where),
+        owner=require_owner(settings),
+        project_key=settings.project or project_key_for(where),
         workspace=where,
     )
     run_stdio(ctx)

@@ -1,131 +1,68 @@
 """``fixmem backfill PATH...``: replay old agent logs through the pipeline's backfill path, then report.
 
-Walk and import (``ingest.importers``), publish to the backfill stream within the rate and backlog limits
-with a checkpoint (``ingest.backfill_run``), wait for the workers to process the events, and report: per
-format files and turns, entries by outcome, skipped files and events with reasons, files that could not be
-parsed. Exit codes: 0 done; 65 some files could not be parsed (the rest was backfilled); 75 the wait ended
-before the pipeline processed everything, or a job failed; 130 interrupted (run it again to resume);
-69 Redis unreachable.
+A thin adapter over ``ingest.backfill``: it builds the ``RunConfig`` from the settings, runs the backfill
+(``run``), waits for the pipeline (``follow``), reads what the events became (``fixmem.backfill_outcomes``)
+and prints the report (``report``). Exit codes: 0 done; 65 some files could not be parsed (the rest was
+backfilled); 75 the wait ended before the pipeline processed everything, or a job failed; 130 interrupted
+(run it again to resume); 69 Redis unreachable.
 """
 
 from __future__ import annotations
 
-import contextlib
-import getpass
 import json
 import os
-import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-)
 
 from fixmem import wiring
-from fixmem.backfill_outcomes import Outcomes, PresenceProbe, collect
+from fixmem.backfill_outcomes import PresenceProbe, collect, describe
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import data_dir_option, load_settings, redis_url_option
-from ingest.backfill import BackfillError, FileRecord, parse_since, run_key, summarize
-from ingest.backfill_follow import Drain, consumers_reading, follow
-from ingest.backfill_run import Checkpoint, RunConfig, RunResult, run_backfill
+from fixmem.options import data_dir_option, load_settings, redis_url_option, require_owner
+from fixmem.settings import Settings
+from ingest.backfill.checkpoint import Checkpoint
+from ingest.backfill.config import RunConfig, parse_processes
+from ingest.backfill.follow import follow_run
+from ingest.backfill.plan import parse_since, run_key
+from ingest.backfill.progress import ProgressDisplay
+from ingest.backfill.records import BackfillError, Drain, absolute_path
+from ingest.backfill.report import Verdict, build_report, render, verdict
+from ingest.backfill.run import run_backfill, stop_on_signals
 from ingest.importers import FORMATS
 
-
-class ProgressDisplay:
-    """A rich progress bar on stderr: bytes of files done (the ETA), files, events/s; then the pipeline."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.progress = Progress(
-            SpinnerColumn(),
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            TextColumn("{task.fields[detail]}"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[note]}"),
-            console=console,
-            disable=not console.is_terminal,
-            transient=False,
-        )
-        self.files = self.done = self.events = 0
-        self.started_at = time.monotonic()
-        self.task: TaskID | None = None
-        self.pipeline: TaskID | None = None
-
-    def __enter__(self) -> ProgressDisplay:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-    def started(self, files: int, total_bytes: int) -> None:
-        self.files = files
-        self.started_at = time.monotonic()
-        self.task = self.progress.add_task("backfill", total=max(1, total_bytes), detail="", note="")
-        self._refresh()
-
-    def file_done(self, record: FileRecord) -> None:
-        self.done += 1
-        if self.task is not None:
-            self.progress.advance(self.task, record.size)
-        self._refresh()
-
-    def published(self, events: int) -> None:
-        self.events += events
-        self._refresh()
-
-    def waiting(self, message: str | None) -> None:
-        if self.task is not None:
-            self.progress.update(self.task, note=message or "")
-
-    def following(self, drain: Drain) -> None:
-        if self.pipeline is None:
-            self.pipeline = self.progress.add_task("pipeline", total=max(1, drain.total), detail="", note="")
-        self.progress.update(
-            self.pipeline,
-            completed=drain.processed,
-            detail=f"{drain.processed}/{drain.total} events processed",
-            note=f"{len(drain.failed)} in failed jobs" if drain.failed else "",
-        )
-
-    def _refresh(self) -> None:
-        if self.task is None:
-            return
-        rate = self.events / max(1e-6, time.monotonic() - self.started_at)
-        self.progress.update(
-            self.task, detail=f"{self.done}/{self.files} files · {self.events} events · {rate:.0f} ev/s"
-        )
+EXIT_CODES = {
+    Verdict.DONE: ExitCode.OK,
+    Verdict.PARSE_FAILURES: ExitCode.DATA_ERROR,
+    Verdict.UNFINISHED: ExitCode.TIMEOUT,
+    Verdict.INTERRUPTED: ExitCode.INTERRUPTED,
+}
 
 
-@contextlib.contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """SIGINT/SIGTERM set ``stop`` (the run ends after the events being published); handlers restored."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for number, old in previous.items():
-            signal.signal(number, old)
+def run_config(
+    settings: Settings,
+    *,
+    owner: str,
+    format: str = "auto",
+    project: str | None = None,
+    since: float | None = None,
+) -> RunConfig:
+    """One backfill's options: the stream, group, queue and limits come from ``settings``."""
+    return RunConfig(
+        owner=owner,
+        stream=settings.backfill_stream,
+        group=settings.group,
+        queue=settings.backfill_queue,
+        rate=settings.backfill_rate,
+        max_backlog=settings.backfill_max_backlog,
+        max_queued_jobs=settings.backfill_max_queued_jobs,
+        parse_processes=parse_processes(settings.backfill_parse_processes),
+        format=format,
+        project=project,
+        since=since,
+    )
 
 
 @click.command("backfill")
@@ -181,27 +118,15 @@ def backfill_command(
     """
     settings = load_settings(
         redis_url=redis_url, data_dir=data_dir, backfill_rate=rate, backfill_wait_seconds=timeout,
-        backfill_parse_processes=jobs,
+        backfill_parse_processes=jobs, owner=owner,
     )  # fmt: skip
-    owner = owner or _login()
+    owner = require_owner(settings)
     try:
         since_ts = None if since is None else parse_since(since, now=time.time())
     except BackfillError as exc:
         raise click.BadParameter(str(exc), param_hint="--since") from exc
-    config = RunConfig(
-        owner,
-        stream=settings.backfill_stream,
-        group=settings.group,
-        format=format_,
-        project=project,
-        since=since_ts,
-        rate=settings.backfill_rate,
-        queue=settings.backfill_queue,
-        max_backlog=settings.backfill_max_backlog,
-        max_queued_jobs=settings.backfill_max_queued_jobs,
-        parse_processes=parse_processes(settings.backfill_parse_processes),
-    )
-    absolute = [Path(os.path.abspath(p)).as_posix() for p in paths]
+    config = run_config(settings, owner=owner, format=format_, project=project, since=since_ts)
+    absolute = [absolute_path(p) for p in paths]
     key = run_key(absolute, format=format_, owner=owner, project=project, since=since)
     if settings.backfill_nice and not dry_run:
         os.nice(settings.backfill_nice)  # behind live traffic on a shared host too (parsing is the CPU)
@@ -211,7 +136,7 @@ def backfill_command(
     stop = threading.Event()
     drain: Drain | None = None
     started = time.monotonic()
-    with _stop_on_signals(stop), ProgressDisplay(Console(stderr=True)) as display:
+    with stop_on_signals(stop), ProgressDisplay(Console(stderr=True)) as display:
         try:
             result = run_backfill(
                 client, list(paths), config,
@@ -220,16 +145,10 @@ def backfill_command(
         except BackfillError as exc:
             raise CliError(str(exc), ExitCode.USAGE) from exc
         publish_seconds = time.monotonic() - started
-        if client is not None and wait and result.sent and not result.interrupted:
-            if not consumers_reading(client, settings.backfill_stream, settings.group):
-                display.console.print(
-                    f"no consumer reads {settings.backfill_stream} yet (is `fixmem up` running?): "
-                    f"waiting up to {settings.backfill_wait_seconds:g}s for the pipeline"
-                )
-            drain = follow(
-                client, [s.stream_id for s in result.sent],
-                stream=settings.backfill_stream, group=settings.group, queue=settings.backfill_queue,
-                timeout=settings.backfill_wait_seconds, listener=display, stop=stop,
+        if client is not None and wait:
+            drain = follow_run(
+                client, result, config, timeout=settings.backfill_wait_seconds,
+                announce=display.console.print, listener=display, stop=stop,
             )  # fmt: skip
     outcomes = None
     if drain is not None and store is not None and client is not None and store.root.is_dir():
@@ -242,7 +161,7 @@ def backfill_command(
     if client is not None and not interrupted and (drain is None or drain.settled):
         Checkpoint(client, key).clear()
     report = build_report(
-        result, drain, outcomes,
+        result, drain, outcomes=outcomes.to_json() if outcomes is not None else None,
         run={
             "key": key, "paths": absolute, "owner": owner, "format": format_, "project": project,
             "since": since, "dry_run": dry_run, "stream": None if dry_run else settings.backfill_stream,
@@ -250,118 +169,7 @@ def backfill_command(
             "seconds": round(time.monotonic() - started, 3),
         },
     )  # fmt: skip
-    click.echo(json.dumps(report, indent=2) if as_json else render(report))
-    code = exit_code(report)
+    click.echo(json.dumps(report, indent=2) if as_json else render(report, outcome_lines=describe(report)))
+    code = EXIT_CODES[verdict(report)]
     if code is not ExitCode.OK:
         raise click.exceptions.Exit(int(code))
-
-
-def parse_processes(setting: int) -> int:
-    """Processes that parse files: the setting, or (0) one per CPU this process may use, at most 4."""
-    if setting:
-        return setting
-    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
-
-
-def _login() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no user name for this uid (some containers)
-        raise CliError("cannot tell who you are: pass --owner", ExitCode.USAGE) from None
-
-
-def build_report(
-    result: RunResult, drain: Drain | None, outcomes: Outcomes | None, *, run: dict[str, Any]
-) -> dict[str, Any]:
-    """The final report as a JSON value (files side, throughput, and the pipeline side when waited)."""
-    report: dict[str, Any] = {"run": run, **summarize(result.records)}
-    seconds = max(1e-6, run["publish_seconds"])
-    read = [r for r in result.records if not r.resumed]
-    report["throughput"] = {
-        "files_per_s": round(len(read) / seconds, 1),
-        "events_per_s": round(sum(len(r.sent) for r in read) / seconds, 1),
-        "mb_per_s": round(result.bytes_read / 1e6 / seconds, 2),
-    }
-    if drain is None:
-        report["pipeline"] = None
-    else:
-        report["pipeline"] = {
-            "settled": drain.settled,
-            "processed": drain.processed,
-            "not_processed": len(drain.unread | drain.pending | drain.queued),
-            "in_failed_jobs": len(drain.failed),
-            **(outcomes.to_json() if outcomes is not None else {}),
-        }
-    return report
-
-
-def exit_code(report: dict[str, Any]) -> ExitCode:
-    """The named exit code of a report (see the module docstring)."""
-    pipeline = report["pipeline"]
-    if report["run"]["interrupted"]:
-        return ExitCode.INTERRUPTED
-    if pipeline is not None and (not pipeline["settled"] or pipeline["in_failed_jobs"]):
-        return ExitCode.TIMEOUT
-    if report["failed"]:
-        return ExitCode.DATA_ERROR
-    return ExitCode.OK
-
-
-def render(report: dict[str, Any]) -> str:
-    """The report as text for a terminal."""
-    run, files, events = report["run"], report["files"], report["events"]
-    resumed = f" ({files['resumed']} done by an earlier run)" if files["resumed"] else ""
-    lines = [
-        f"{'dry run: ' if run['dry_run'] else ''}backfill of {files['walked']} files in "
-        f"{run['seconds']:.1f}s: {files['imported']} imported, {files['partial']} partly, "
-        f"{files['failed']} failed, {files['skipped']} skipped{resumed}",
-        f"{'format':<16}{'files':>7}{'turns':>8}{'published':>11}{'held back':>11}",
-    ]
-    for name, row in report["formats"].items():
-        lines.append(
-            f"{name:<16}{row['files']:>7}{row['turns']:>8}{row['published']:>11}{row['held_back']:>11}"
-        )
-    throughput = report["throughput"]
-    lines.append(
-        f"events: {events['read']} read, {events['published']} "
-        f"{'would be published' if run['dry_run'] else 'published'}"
-        + (f", {events['held_back']['before --since']} before --since" if run["since"] else "")
-        + f" ({throughput['files_per_s']} files/s, {throughput['events_per_s']} events/s, "
-        f"{throughput['mb_per_s']} MB/s)"
-    )
-    pipeline = report["pipeline"]
-    if pipeline is not None:
-        lines.append(
-            f"pipeline: {pipeline['processed']} events processed"
-            + (f", {pipeline['not_processed']} still on their way" if pipeline["not_processed"] else "")
-            + (f", {pipeline['in_failed_jobs']} in failed jobs" if pipeline["in_failed_jobs"] else "")
-        )
-        if "entries" not in pipeline:
-            lines.append("entries: no fix logs under FIXMEM_DATA_DIR here (the workers write elsewhere?)")
-        else:
-            by_outcome = ", ".join(f"{k} {v}" for k, v in pipeline["entries"].items()) or "none"
-            lines.append(
-                f"entries: {by_outcome} ({pipeline['new_entries']} new, "
-                f"{pipeline['already_in_log']} already in the log)"
-            )
-            if pipeline["no_entry"]:
-                lines.append("no entry: " + ", ".join(f"{k} {v}" for k, v in pipeline["no_entry"].items()))
-    elif not run["dry_run"] and not run["interrupted"] and events["published"]:
-        lines.append("pipeline: not waited for (--no-wait); see `fixmem status`")
-    for reason, group in report["skipped"].items():
-        shown = ", ".join(_short(p) for p in group["paths"][:3])
-        more = f" and {group['files'] - 3} more" if group["files"] > 3 else ""
-        lines.append(f"skipped {group['files']}: {reason}: {shown}{more}")
-    for failure in report["failed"]:
-        lines.append(
-            f"{failure['status']}: {_short(failure['path'])} ({failure['format'] or 'unknown format'}, "
-            f"{failure['turns_read']} turns read): {failure['reason']}"
-        )
-    if run["interrupted"]:
-        lines.append("interrupted: run the same command again to continue where it stopped")
-    return "\n".join(lines)
-
-
-def _short(path: str) -> str:
-    relative = os.path.relpath(path)
-    return relative if not relative.startswith("..") else path

@@ -1,6 +1,6 @@
 """What a backfill's events became in the fix log: entries by outcome, and why the others have none.
 
-Read after the pipeline has processed the events (``ingest.backfill_run.follow``):
+Read after the pipeline has processed the events (``ingest.backfill.follow``):
 
 - an event whose entry (``entry_id(owner, project, event_id)``) is in its project's log counts under the
   entry's outcome; ``PresenceProbe`` (called before each file is published) says which entries were in
@@ -24,9 +24,8 @@ from typing import Any
 import redis
 
 from ingest import dead_letters
-from ingest.backfill import FileRecord, Sent
-from ingest.backfill_follow import Drain
-from ingest.backfill_run import RunConfig
+from ingest.backfill.config import RunConfig
+from ingest.backfill.records import Drain, FileRecord, Sent
 from ingest.batching import parse_stream_id
 from ingest.importers import import_file
 from store import FixStore, entry_id
@@ -80,6 +79,21 @@ class Outcomes:
             "duplicate_events": self.duplicates,
             "no_entry": dict(sorted(self.no_entry.items())),
         }
+
+
+def describe(report: dict[str, Any]) -> list[str]:
+    """The report's lines on the entries (``Outcomes.to_json`` in its pipeline side), if it waited."""
+    pipeline = report["pipeline"]
+    if pipeline is None:
+        return []
+    if "entries" not in pipeline:
+        return ["entries: no fix logs under FIXMEM_DATA_DIR here (the workers write elsewhere?)"]
+    by_outcome = ", ".join(f"{k} {v}" for k, v in pipeline["entries"].items()) or "none"
+    new, known = pipeline["new_entries"], pipeline["already_in_log"]
+    lines = [f"entries: {by_outcome} ({new} new, {known} already in the log)"]
+    if pipeline["no_entry"]:
+        lines.append("no entry: " + ", ".join(f"{k} {v}" for k, v in pipeline["no_entry"].items()))
+    return lines
 
 
 def collect(

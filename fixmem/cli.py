@@ -17,7 +17,7 @@ from fixmem.errors import run_group
 
 # name: (module, attribute, the command's one-line help: its docstring's first sentence, checked by a test)
 COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
-    # The pipeline (issue 4): run it, feed it, watch it, query it.
+    # The pipeline: run it, feed it, watch it, query it.
     "up": (
         "fixmem.pipeline_cli",
         "up_command",
@@ -84,12 +84,12 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "eval_command",
         "Measure recall quality: MRR, hit@k, abstention on negative probes, leaks, block precision.",
     ),
-    "backfill": (  # issue 6: replay old agent logs
+    "backfill": (  # replay old agent logs
         "fixmem.backfill_cli",
         "backfill_command",
         "Replay agent logs (files or directories, walked) into the fix memory, behind live traffic.",
     ),
-    # Agents and dashboards (issue 5): the HTTP API and /metrics, the recall_fixes tool, MCP.
+    # Agents and dashboards: the HTTP API and /metrics, the recall_fixes tool, MCP.
     "serve": (
         "fixmem.api_cli",
         "serve_command",
@@ -105,7 +105,7 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "mcp_command",
         "Serve the recall_fixes tool over MCP on stdin/stdout (add it to your agent's MCP servers).",
     ),
-    "bench": (  # issue 7: the benchmark suite of a checkout (python -m bench)
+    "bench": (  # the benchmark suite of a checkout (python -m bench)
         "fixmem.bench_cli",
         "bench_command",
         "Run every benchmark (results in bench/results/); arguments go to `python -m bench` (try --help).",

@@ -13,6 +13,7 @@ from evals.recall.metrics import FLOORS, Split, shortfalls
 from evals.recall.report import render_text
 from evals.recall.run import run_eval
 from fixmem.errors import CliError, ExitCode
+from fixmem.options import load_settings
 
 _SPLITS: dict[str, Split | None] = {"all": None, "tune": "tune", "held_out": "held_out"}
 
@@ -22,10 +23,9 @@ _SPLITS: dict[str, Split | None] = {"all": None, "tune": "tune", "held_out": "he
 @click.option(
     "--dataset",
     type=click.Path(file_okay=False, path_type=Path),
-    default=DATASET,
-    show_default=True,
-    envvar="FIXMEM_EVAL_DATASET",
-    help="The labelled dataset directory (projects/*.toml, queries/*.toml).",
+    default=None,
+    help="The labelled dataset directory (projects/*.toml, queries/*.toml; default: FIXMEM_EVAL_DATASET, "
+    "else the one shipped with evals.recall).",
 )
 @click.option(
     "--split",
@@ -37,12 +37,13 @@ _SPLITS: dict[str, Split | None] = {"all": None, "tune": "tune", "held_out": "he
 @click.option(
     "--check", is_flag=True, help=f"Exit with {int(ExitCode.BELOW_FLOORS)} when the floors are not met."
 )
-def eval_command(as_json: bool, dataset: Path, split: str, check: bool) -> None:
+def eval_command(as_json: bool, dataset: Path | None, split: str, check: bool) -> None:
     """Measure recall quality: MRR, hit@k, abstention on negative probes, leaks, block precision.
 
     Builds real stores from the dataset in a temporary directory (nothing of yours is touched) at a
     fixed time, asks every query, and reports per category and per tuning/held-out half.
     """
+    dataset = dataset or load_settings().eval_dataset or DATASET
     try:
         labelled = load_dataset(dataset)
     except DatasetError as exc:

@@ -13,11 +13,10 @@ import click
 from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_K, MAX_QUERY_CHARS
-from fixmem.options import data_dir_option, load_settings, redis_url_option
+from fixmem.options import data_dir_option, load_settings, owner_option, redis_url_option, require_owner
 from ingest.project_key import project_key_for
 from store import fit_query, prompt_block
 
-owner_option = click.option("--owner", required=True, help="Whose memory (the events' owner).")
 project_option = click.option(
     "--project",
     default=None,
@@ -46,7 +45,7 @@ workspace_option = click.option(
 def recall_command(
     *,
     query: str,
-    owner: str,
+    owner: str | None,
     project: str | None,
     files: tuple[str, ...],
     errors: tuple[str, ...],
@@ -63,7 +62,8 @@ def recall_command(
     if query == "-":
         query = sys.stdin.read()
     query = fit_query(query, MAX_QUERY_CHARS)
-    settings = load_settings(data_dir=data_dir)
+    settings = load_settings(data_dir=data_dir, owner=owner)
+    owner = require_owner(settings)
     store = wiring.make_store(settings, None)  # reading takes no lock
     project = project or project_key_for(workspace or os.getcwd())
     now = time.time()
@@ -93,10 +93,11 @@ def recall_command(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @data_dir_option
 def stats_command(
-    *, owner: str, project: str | None, workspace: str | None, as_json: bool, data_dir: Path | None
+    *, owner: str | None, project: str | None, workspace: str | None, as_json: bool, data_dir: Path | None
 ) -> None:
     """Counts and ratios of a project's fix log."""
-    settings = load_settings(data_dir=data_dir)
+    settings = load_settings(data_dir=data_dir, owner=owner)
+    owner = require_owner(settings)
     project = project or project_key_for(workspace or os.getcwd())
     stats = wiring.make_store(settings, None).stats(owner, project)
     click.echo(json.dumps(stats.to_dict(), indent=None if as_json else 2))
@@ -107,9 +108,10 @@ def stats_command(
 @owner_option
 @redis_url_option
 @data_dir_option
-def forget_command(*, entry_id: str, owner: str, redis_url: str | None, data_dir: Path | None) -> None:
+def forget_command(*, entry_id: str, owner: str | None, redis_url: str | None, data_dir: Path | None) -> None:
     """Delete one entry (by id) from the owner's fix logs, under the same lock the workers take."""
-    settings = load_settings(redis_url=redis_url, data_dir=data_dir)
+    settings = load_settings(redis_url=redis_url, data_dir=data_dir, owner=owner)
+    owner = require_owner(settings)
     if not wiring.writer_store(settings).forget(owner, entry_id):
         raise CliError(f"no entry {entry_id} for owner {owner}", ExitCode.NOT_FOUND)
     click.echo(f"forgot {entry_id}")

@@ -13,7 +13,7 @@ The layer has two halves:
   histogram (recalls are served by long-lived API processes, each a scrape target; sum them by ``le``).
 
 ``fleet_families`` is pure (a snapshot in, metric families out) and is what the tests check against;
-``read_snapshot`` is the I/O. No per-project or per-owner labels anywhere (unbounded).
+``read_fleet_snapshot`` is the I/O. No per-project or per-owner labels anywhere (unbounded).
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def _last_event_ts(last_generated: str | None) -> float | None:
     return seconds if seconds > 0 else None
 
 
-def read_snapshot(client: redis.Redis, source: FleetSource) -> FleetSnapshot:
+def read_fleet_snapshot(client: redis.Redis, source: FleetSource) -> FleetSnapshot:
     """Counters, streams, queues and newest events from Redis (about a dozen round trips).
 
     Raises redis.exceptions.RedisError when Redis does not answer.
@@ -237,7 +237,7 @@ class FleetCollector(Collector):
     def collect(self) -> Iterable[Metric]:
         """The fleet families and ``fixmem_redis_up``; never raises for Redis being down."""
         try:
-            snapshot = read_snapshot(self.client, self.source)
+            snapshot = read_fleet_snapshot(self.client, self.source)
         except redis.exceptions.RedisError as exc:
             if self._was_up:
                 log.warning("metrics: cannot read Redis (%s); exporting fixmem_redis_up 0", exc)

@@ -12,7 +12,6 @@ empty subject).
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
 from collections.abc import Callable
@@ -25,6 +24,7 @@ import click
 
 from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
+from fixmem.options import require_owner
 from fixmem.settings import Settings
 from store import FixEntry, FixStore, StoreError
 from store.history import regressions
@@ -88,19 +88,21 @@ def _append(where: Path, build: Callable[[], Note]) -> tuple[Note, int]:
 
 
 def _owner(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
-    """``--owner``, else ``FIXMEM_OWNER``, else the login name; a usage error when none is known."""
-    if value:
+    """``--owner``, else the owner setting (``FIXMEM_OWNER``, else the login name); exit 2 when none."""
+    return value or require_owner(_settings(ctx))
+
+
+def _workspace_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """``--workspace``, else the workspace setting (``FIXMEM_WORKSPACE``), else the current directory."""
+    if value is not None:
         return value
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no user name for this uid (some containers)
-        raise click.UsageError("cannot tell whose fix logs: pass --owner or set FIXMEM_OWNER") from None
+    setting = _settings(ctx).workspace
+    return "." if setting is None else str(setting)
 
 
 owner_option = click.option(
     "--owner",
     default=None,
-    envvar="FIXMEM_OWNER",
     callback=_owner,
     help="Whose fix logs (default: FIXMEM_OWNER, else your login name).",
 )
@@ -110,10 +112,9 @@ data_dir_option = click.option(
 workspace_option = click.option(
     "--workspace",
     "-w",
-    default=".",
-    show_default=True,
-    envvar="FIXMEM_WORKSPACE",
-    help="The repository whose .fixmem/memory.md to use.",
+    default=None,
+    callback=_workspace_value,
+    help="The repository whose .fixmem/memory.md to use (default: FIXMEM_WORKSPACE, else '.').",
 )
 
 

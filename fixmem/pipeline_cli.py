@@ -5,7 +5,6 @@ Settings come from the environment (``FIXMEM_*``); the flags here override them.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import signal
@@ -83,9 +82,9 @@ def up_command(
 @click.option(
     "--max-wait",
     type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="With --burst: give up (exit 75) when a paused queue gets no shorter for this many seconds.",
+    default=None,
+    help="With --burst: give up (exit 75) when a paused queue gets no shorter for this many seconds "
+    "(default: FIXMEM_BURST_MAX_WAIT_SECONDS, 60).",
 )
 @click.option("--max-events", type=click.IntRange(1), default=None, help="Stop after this many entries.")
 @click.option("--parent-pid", type=int, default=None, hidden=True)
@@ -95,17 +94,17 @@ def ingest_command(
     *,
     name: str | None,
     burst: bool,
-    max_wait: float,
+    max_wait: float | None,
     max_events: int | None,
     parent_pid: int | None,
     redis_url: str | None,
     verbose: bool,
 ) -> None:
     """Consume the turn streams: validate, batch into RQ jobs, dead-letter the invalid."""
-    settings = load_settings(redis_url=redis_url)
+    settings = load_settings(redis_url=redis_url, burst_max_wait_seconds=max_wait)
     logs.configure("ingest", verbose=verbose)
     client = wiring.redis_client(settings, check_version=True)
-    config = dataclasses.replace(wiring.consumer_config(settings, name=name), burst_max_wait_seconds=max_wait)
+    config = wiring.consumer_config(settings, name=name)
     stop = threading.Event()
     install_stop_signals(stop)
     _exit_with_parent(parent_pid, stop, signal_self=False)

@@ -32,11 +32,7 @@ class Worker(FixmemWorker):
         super().__init__(
             [FixmemQueue(name, connection=connection, serializer=JSONSerializer) for name in names],
             *args,
-            lease_seconds=settings.job_lease_seconds,
-            heartbeat_seconds=settings.heartbeat_seconds,
-            reap_interval_seconds=settings.reap_interval_seconds,
-            stuck_seconds=settings.stuck_seconds,
-            max_abandons=settings.max_abandons,
+            options=wiring.worker_options(settings),
             **kwargs,
         )
         install(wiring.worker_context(settings, connection, name=self.name))

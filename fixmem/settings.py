@@ -7,6 +7,7 @@ mapping). Every field maps to ``FIXMEM_<FIELD NAME IN UPPER CASE>``; CLI flags o
 
 from __future__ import annotations
 
+import getpass
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from ingest import keys
+from ingest.schema import DEFAULT_MAX_EVENT_BYTES
 
 ENV_PREFIX = "FIXMEM_"
 
@@ -24,6 +26,15 @@ def default_data_dir(env: Mapping[str, str]) -> Path:
     xdg = env.get("XDG_DATA_HOME")
     base = Path(xdg) if xdg else Path(env.get("HOME", str(Path.home()))) / ".local" / "share"
     return base / "fixmem"
+
+
+def login_name() -> str | None:
+    """The login name (``getpass.getuser``: ``LOGNAME``, ``USER``, … then the password database), or None
+    when this uid has none (some containers)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return None
 
 
 class SettingsError(ValueError):
@@ -41,7 +52,7 @@ class Settings(BaseModel):
 
     # Wire contract
     stream: str = keys.DEFAULT_STREAM
-    max_event_bytes: int = Field(default=1 << 20, ge=1024)
+    max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=1024)  # the publishers' limit too
 
     # Pipeline: streams, consumer, queues, workers. Key defaults live in ingest/keys.py.
     backfill_stream: str = keys.DEFAULT_BACKFILL_STREAM  # replayed turns; read after live ones
@@ -63,9 +74,10 @@ class Settings(BaseModel):
     stream_max_len: int = Field(default=1_000_000, ge=1000)  # hard cap; trimming past it is counted
     trim_interval_seconds: float = Field(default=5.0, gt=0)
     # Stop reading while a queue holds more jobs: ~2 per worker, so events wait in the stream and the next
-    # read takes them all (bigger jobs); at 200, jobs stayed at 1-3 events and latency = the queue's length
-    # (docs/performance.md: at 150 events/s, 2.2x more on disk within 30 s, p50 18.7 -> 4.1-8.7 s).
+    # read takes them all (bigger jobs); a long queue kept jobs at a few events each and made latency the
+    # queue's length (the A/B: docs/performance.md, "Measured in the pipeline, and one setting changed").
     backpressure_jobs: int = Field(default=4, ge=1)
+    burst_max_wait_seconds: float = Field(default=60.0, gt=0)  # `ingest --burst` gives up on a stuck queue
     workers: int = Field(default=2, ge=0, le=256)  # worker processes started by `fixmem up`
     job_timeout_seconds: int = Field(default=300, ge=1)
     job_retries: int = Field(default=8, ge=0)  # on errors, with backoff 1, 4, 16, … 600 s
@@ -88,6 +100,11 @@ class Settings(BaseModel):
     backfill_parse_processes: int = Field(default=0, ge=0, le=64)  # 0: one per CPU, at most 4
     backfill_nice: int = Field(default=10, ge=0, le=19)  # `fixmem backfill` lowers its CPU priority by this
 
+    # Whose memory and which project the commands mean (`--owner`, `--project`, `--workspace` override)
+    owner: str | None = None  # from_env: the login name; None: the commands that need one ask for it
+    project: str | None = None  # None: the key of the workspace (its origin remote, else its path)
+    workspace: Path | None = None  # None: the current directory
+
     # The memory itself
     fix_memory_enabled: bool = True
     fix_memory_prompt_budget_tokens: int = Field(default=600, ge=50, le=20_000)
@@ -100,6 +117,9 @@ class Settings(BaseModel):
     api_port: int = Field(default=8765, ge=0, le=65535)
     api_tokens: SecretStr | None = None  # bearer tokens -> owners: "token1:alice,token2:bob"
     api_tokens_file: Path | None = None  # the same, one "token:owner" a line ('#' comments)
+
+    # `fixmem eval`
+    eval_dataset: Path | None = None  # None: the labelled dataset shipped with evals.recall
 
     @model_validator(mode="after")
     def _leases_outlive_heartbeats(self) -> Settings:
@@ -114,7 +134,7 @@ class Settings(BaseModel):
         Raises SettingsError naming the variable when a value does not parse.
         """
         env = os.environ if env is None else env
-        values: dict[str, Any] = {"data_dir": default_data_dir(env)}
+        values: dict[str, Any] = {"data_dir": default_data_dir(env), "owner": login_name()}
         for name in cls.model_fields:
             raw = env.get(ENV_PREFIX + name.upper())
             if raw is not None and raw != "":

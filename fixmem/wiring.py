@@ -7,10 +7,11 @@ timeouts.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fixmem.errors import CliError, ExitCode, RedisUnavailable
 from fixmem.settings import Settings
@@ -19,6 +20,7 @@ from fixmem.settings import Settings
 # `fixmem status` a Redis client only (redis-py, the consumer, the workers and RQ are costly imports).
 if TYPE_CHECKING:
     import redis
+    from _typeshed import DataclassInstance
 
     from ingest.consumer import ConsumerConfig
     from store import FixStore, LockFactory
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from workers.worker import WorkerOptions
 
 log = logging.getLogger("fixmem.wiring")
+
+C = TypeVar("C", bound="DataclassInstance")
 
 RUNTIME_URL_FILE = "redis/url"  # under the data dir: where `fixmem up` says its embedded Redis listens
 
@@ -135,70 +139,54 @@ def consumer_name(settings: Settings, index: int | None = None) -> str:
     return base if index is None else f"{base}-{index}"
 
 
+def setting_fields(config: type[DataclassInstance]) -> frozenset[str]:
+    """The fields of the library configuration ``config`` that are named like a setting (and come from it)."""
+    return frozenset(f.name for f in dataclasses.fields(config) if f.init and f.name in Settings.model_fields)
+
+
+def from_settings(config: type[C], settings: Settings, **given: Any) -> C:
+    """``config(**given)`` with every other field named like a setting taken from ``settings``.
+
+    ``ingest`` and ``workers`` cannot import the settings, so their configurations take required values
+    named like the settings (which hold the defaults and their reasons), and each field is named once.
+    Raises TypeError when a required field is neither given nor a setting.
+    """
+    taken = {name: getattr(settings, name) for name in setting_fields(config) - given.keys()}
+    return config(**taken, **given)
+
+
 def consumer_config(settings: Settings, *, name: str | None = None) -> ConsumerConfig:
     """The consumer's configuration: live stream first, then backfill."""
     from ingest.consumer import ConsumerConfig, Route  # noqa: PLC0415
 
-    return ConsumerConfig(
-        routes=(
-            Route(settings.stream, settings.live_queue, "live", by_project=False),
-            Route(
-                settings.backfill_stream,
-                settings.backfill_queue,
-                "backfill",
-                by_project=False,
-                job_max_events=settings.backfill_job_max_events,
-            ),
+    routes = (
+        Route(settings.stream, settings.live_queue, "live", by_project=False),
+        Route(
+            settings.backfill_stream,
+            settings.backfill_queue,
+            "backfill",
+            by_project=False,
+            job_max_events=settings.backfill_job_max_events,
         ),
-        group=settings.group,
-        consumer=name or consumer_name(settings),
-        dead_stream=settings.dead_stream,
-        dead_stream_max_len=settings.dead_stream_max_len,
-        max_event_bytes=settings.max_event_bytes,
-        read_count=settings.read_count,
-        read_block_ms=settings.read_block_ms,
-        batch_max_events=settings.batch_max_events,
-        job_max_events=settings.job_max_events,
-        job_pack_events=settings.job_pack_events,
-        job_max_bytes=settings.job_max_bytes,
-        claim_idle_seconds=settings.claim_idle_seconds,
-        claim_interval_seconds=settings.claim_interval_seconds,
-        max_deliveries=settings.max_deliveries,
-        stream_max_len=settings.stream_max_len,
-        trim_interval_seconds=settings.trim_interval_seconds,
-        backpressure_jobs=settings.backpressure_jobs,
-        job_timeout_seconds=settings.job_timeout_seconds,
-        job_retries=settings.job_retries,
     )
+    return from_settings(ConsumerConfig, settings, routes=routes, consumer=name or consumer_name(settings))
 
 
 def worker_options(settings: Settings, *, name: str | None = None) -> WorkerOptions:
     """The worker's configuration: live queue first, then backfill."""
     from workers.worker import WorkerOptions  # noqa: PLC0415
 
-    return WorkerOptions(
-        queues=(settings.live_queue, settings.backfill_queue),
-        name=name,
-        lease_seconds=settings.job_lease_seconds,
-        heartbeat_seconds=settings.heartbeat_seconds,
-        reap_interval_seconds=settings.reap_interval_seconds,
-        stuck_seconds=settings.stuck_seconds,
-        max_abandons=settings.max_abandons,
+    return from_settings(
+        WorkerOptions, settings, queues=(settings.live_queue, settings.backfill_queue), name=name
     )
 
 
-def worker_context(settings: Settings, client: redis.Redis, *, name: str = "worker") -> WorkerContext:
-    """What ``process_batch`` needs in this process."""
-    from workers.extraction import Limits  # noqa: PLC0415
+def worker_context(
+    settings: Settings, client: redis.Redis, *, name: str = "worker", store: FixStore | None = None
+) -> WorkerContext:
+    """What ``process_batch`` needs in this process (``store``: default the settings' with their lock)."""
     from workers.jobs import WorkerContext  # noqa: PLC0415
 
-    return WorkerContext(
-        client=client,
-        store=make_store(settings, client),
-        dead_stream=settings.dead_stream,
-        dead_stream_max_len=settings.dead_stream_max_len,
-        max_event_bytes=settings.max_event_bytes,
-        enabled=settings.fix_memory_enabled,
-        limits=Limits(),
-        name=name,
+    return from_settings(
+        WorkerContext, settings, client=client, store=store or make_store(settings, client), name=name
     )

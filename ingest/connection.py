@@ -55,14 +55,16 @@ def describe(client: redis.Redis) -> str:
     return f"redis://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
 
 
-def text(value: object) -> str:
+def reply_text(value: object) -> str:
     """A reply value as text (replies are bytes: clients here do not decode responses)."""
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def entry_rows(reply: Any) -> list[tuple[str, dict[bytes, bytes]]]:
     """``XRANGE``/``XCLAIM`` rows as ``(id, fields)``; a deleted entry has empty fields, no id is skipped."""
-    return [(text(entry_id), dict(fields or {})) for entry_id, fields in reply or () if entry_id is not None]
+    return [
+        (reply_text(entry_id), dict(fields or {})) for entry_id, fields in reply or () if entry_id is not None
+    ]
 
 
 def stream_replies(reply: Any) -> list[tuple[str, list[tuple[str, dict[bytes, bytes]]]]]:
@@ -75,5 +77,5 @@ def stream_replies(reply: Any) -> list[tuple[str, list[tuple[str, dict[bytes, by
         rows = entries
         if isinstance(rows, list) and len(rows) == 1 and isinstance(rows[0], list):
             rows = rows[0]  # RESP3 wraps the entries once more
-        out.append((text(stream), entry_rows(rows)))
+        out.append((reply_text(stream), entry_rows(rows)))
     return out

@@ -42,9 +42,8 @@ from ingest.batching import (
     parse_stream_id,
     plan_jobs,
 )
-from ingest.connection import REDIS_DOWN, describe, entry_rows, stream_replies, text, write_refusal
+from ingest.connection import REDIS_DOWN, describe, entry_rows, reply_text, stream_replies, write_refusal
 from ingest.errors import DeadLetterReason
-from ingest.schema import DEFAULT_MAX_EVENT_BYTES
 from ingest.status import has_undelivered
 from ingest.trim import trim_stream
 
@@ -58,7 +57,7 @@ PRESSURED_POLL_SECONDS = 0.05  # how often a paused consumer checks the queues a
 class Route:
     """One stream and the RQ queue its jobs go to; ``tag`` goes into job ids (``live``, ``backfill``).
 
-    ``by_project`` False (both default routes): jobs span projects (``batching.plan_jobs``), so under a
+    ``by_project`` False (both routes fixmem wires): jobs span projects (``batching.plan_jobs``), so under a
     steady flow a cycle's few events per project make one job, not one per project; True: a job per
     project. ``job_max_events`` overrides the consumer's for this route (backfill jobs stay short, so a
     live job never waits long for a worker).
@@ -71,20 +70,6 @@ class Route:
     job_max_events: int | None = None
 
 
-BACKFILL_JOB_MAX_EVENTS = 25
-
-DEFAULT_ROUTES = (
-    Route(keys.DEFAULT_STREAM, keys.DEFAULT_LIVE_QUEUE, "live", by_project=False),
-    Route(
-        keys.DEFAULT_BACKFILL_STREAM,
-        keys.DEFAULT_BACKFILL_QUEUE,
-        "backfill",
-        by_project=False,
-        job_max_events=BACKFILL_JOB_MAX_EVENTS,
-    ),
-)
-
-
 def retry_intervals(retries: int) -> list[int]:
     """Backoff between job retries in seconds: 1, 4, 16, 64, 256, then 600."""
     return [min(600, 4**n) for n in range(retries)]
@@ -92,29 +77,30 @@ def retry_intervals(retries: int) -> list[int]:
 
 @dataclass(frozen=True)
 class ConsumerConfig:
-    """Everything the consumer needs; built from fixmem's settings by the composition root."""
+    """Everything the consumer needs; built from fixmem's settings (which hold the defaults and say what each
+    field means) by the composition root, ``fixmem.wiring.consumer_config``."""
 
-    routes: tuple[Route, ...] = DEFAULT_ROUTES  # read in this order: live first
-    group: str = keys.DEFAULT_GROUP
-    consumer: str = "consumer"
-    dead_stream: str = keys.DEFAULT_DEAD_STREAM
-    dead_stream_max_len: int = 100_000
-    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
-    read_count: int = 500
-    read_block_ms: int = 1000
-    batch_max_events: int = 5000
-    job_max_events: int = 2000
-    job_pack_events: int = 100  # small projects of a cycle share a job up to this (spanning routes)
-    job_max_bytes: int = 16 << 20
-    claim_idle_seconds: float = 20.0
-    claim_interval_seconds: float = 5.0
-    max_deliveries: int = 5
-    stream_max_len: int = 1_000_000
-    trim_interval_seconds: float = 5.0
-    backpressure_jobs: int = 4  # ~2 per worker: see fixmem.settings
-    burst_max_wait_seconds: float = 60.0  # burst: give up when a paused queue does not move this long
-    job_timeout_seconds: int = 300
-    job_retries: int = 8
+    routes: tuple[Route, ...]  # read in this order: live first
+    group: str
+    consumer: str
+    dead_stream: str
+    dead_stream_max_len: int
+    max_event_bytes: int
+    read_count: int
+    read_block_ms: int
+    batch_max_events: int
+    job_max_events: int
+    job_pack_events: int
+    job_max_bytes: int
+    claim_idle_seconds: float
+    claim_interval_seconds: float
+    max_deliveries: int
+    stream_max_len: int
+    trim_interval_seconds: float
+    backpressure_jobs: int
+    job_timeout_seconds: int
+    job_retries: int
+    burst_max_wait_seconds: float  # burst: give up when a paused queue does not move this long
     job_function: str = PROCESS_BATCH
 
 
@@ -266,8 +252,8 @@ class Consumer:
         gathered: dict[Route, list[StreamEntry]] = {}
         count = min(self.config.read_count, wanted)
         # While a queue is paused, block only as long as a paused consumer polls: a read blocking
-        # read_block_ms on the other (empty) stream held live events back ~1 s a cycle under a steady
-        # 200 events/s, once the live queue passed the threshold (docs/decisions.md).
+        # read_block_ms on the other (empty) stream held live events back that long every cycle under a
+        # steady flow, once the live queue passed the threshold (docs/performance.md, "A paused queue").
         block_ms = self.config.read_block_ms
         if len(routes) < len(self.config.routes):
             block_ms = min(block_ms, int(PRESSURED_POLL_SECONDS * 1000))
@@ -380,14 +366,14 @@ class Consumer:
         by_count: dict[int, list[Any]] = {}
         for item in pending:
             message_id = cast(bytes, item["message_id"])
-            by_count.setdefault(int(item["times_delivered"]) + 1, []).append(text(message_id))
+            by_count.setdefault(int(item["times_delivered"]) + 1, []).append(reply_text(message_id))
         with self.client.pipeline(transaction=False) as pipe:
             for retrycount, ids in by_count.items():
                 pipe.xclaim(
                     route.stream, self.config.group, self.config.consumer, idle_ms, ids,
                     retrycount=retrycount, justid=True,
                 )  # fmt: skip
-            claimed = [text(i) for batch in pipe.execute() for i in batch]
+            claimed = [reply_text(i) for batch in pipe.execute() for i in batch]
         if not claimed:
             return [], {}
         deliveries = {i: n for n, ids in by_count.items() for i in ids}

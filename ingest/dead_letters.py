@@ -95,7 +95,7 @@ def add(pipe: Pipeline, stream: str, fields: Mapping[bytes, bytes], *, max_len: 
 
 
 def _decode(entry_id: str, fields: Mapping[bytes, bytes]) -> DeadLetter:
-    def text(name: bytes) -> str:
+    def field_text(name: bytes) -> str:
         value = fields.get(name)
         return "" if value is None else value.decode("utf-8", "replace")
 
@@ -103,12 +103,12 @@ def _decode(entry_id: str, fields: Mapping[bytes, bytes]) -> DeadLetter:
     dead_at = fields.get(b"dead_at")
     return DeadLetter(
         id=entry_id,
-        reason=text(b"reason"),
-        error=text(b"error"),
-        origin_stream=text(b"origin_stream"),
-        origin_id=text(b"origin_id"),
+        reason=field_text(b"reason"),
+        error=field_text(b"error"),
+        origin_stream=field_text(b"origin_stream"),
+        origin_id=field_text(b"origin_id"),
         payload=fields.get(keys.EVENT_FIELD),
-        consumer=text(b"consumer"),
+        consumer=field_text(b"consumer"),
         deliveries=int(deliveries) if deliveries else None,
         dead_at=float(dead_at) if dead_at else None,
     )

@@ -24,6 +24,7 @@ WIRE_VERSION = 1
 MAX_OWNER_CHARS = 256
 MAX_PROJECT_KEY_CHARS = 4096
 MAX_TOOL_NAME_CHARS = 256
+MAX_CHANGED_FILES = 1000  # harness_meta.changed_files: the SDK sends at most this many paths
 DEFAULT_MAX_EVENT_BYTES = 1 << 20
 
 _CONTROL = {chr(c) for c in range(0x20)} | {"\x7f"}
@@ -135,6 +136,9 @@ class HarnessMeta(BaseModel):
     gate_downgraded: bool = False
     stop_reason: str | None = None
     tests: TestsMeta | None = None
+    # Files the turn changed, as the harness measured them (``ingest.changed_files``: the working tree's
+    # state at turn start vs turn end). Optional; when present, extraction takes it as the truth.
+    changed_files: list[str] | None = Field(default=None, max_length=MAX_CHANGED_FILES)
 
 
 class TurnEvent(BaseModel):
@@ -199,10 +203,19 @@ class TurnEvent(BaseModel):
         return _dumps(self.model_dump(mode="json", exclude_defaults=False))
 
 
+# Fields added to v1 after ids were first derived from it: left out of the hash while unset, so an event
+# that does not use them keeps the id every earlier version gave it (a retried turn stays one entry).
+_LATER_FIELDS: dict[str, tuple[str, ...]] = {"harness_meta": ("changed_files",)}
+
+
 def derive_event_id(event: TurnEvent) -> str:
     """``ev-`` + 32 hex of a hash of the canonical event (sorted keys, without ``event_id``)."""
-    canonical = _dumps(event.model_dump(mode="json", exclude={"event_id"}), sort_keys=True)
-    return "ev-" + hashlib.sha256(canonical).hexdigest()[:32]
+    data = event.model_dump(mode="json", exclude={"event_id"})
+    for parent, names in _LATER_FIELDS.items():
+        for name in names:
+            if data[parent].get(name) is None:
+                data[parent].pop(name, None)
+    return "ev-" + hashlib.sha256(_dumps(data, sort_keys=True)).hexdigest()[:32]
 
 
 def _summarize(exc: ValidationError, limit: int = 600) -> str:

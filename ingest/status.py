@@ -5,8 +5,9 @@ but the stream's first and last entries (which ``XINFO STREAM`` returns), howeve
 
 Lag, the entries not yet delivered to the group, is exact on Redis >= 7 (``XINFO GROUPS`` reports it).
 Redis 6.2, the embedded server, has no way to count the entries after an id without loading them (the
-old ``#XRANGE`` count loaded up to 10,000 events per scrape: +100 MB at 10 KB events, under noeviction,
-during a backlog), so ``group_lag`` works it out from what 6.2 reports:
+old ``#XRANGE`` count loaded up to 10,000 events into Redis's memory per scrape, under noeviction, during
+a backlog: docs/decisions.md, "Stream lag without reading the backlog"), so ``group_lag`` works it out
+from what 6.2 reports:
 
 - 0, exact, when the group was delivered the stream's last id (caught up: the usual case);
 - ``XLEN``, exact, when the stream's first entry comes after the last delivered id (nothing delivered
@@ -31,7 +32,7 @@ from rq import Queue, Worker
 from rq.serializers import JSONSerializer
 
 from ingest.batching import parse_stream_id
-from ingest.connection import text
+from ingest.connection import reply_text
 
 
 @dataclass(frozen=True)
@@ -121,13 +122,13 @@ def stream_status(client: redis.Redis, stream: str, group: str) -> StreamStatus:
     except redis.exceptions.ResponseError:  # no such key
         return StreamStatus(stream, 0, group, False, 0, None, 0, True)
     length = int(info["length"])
-    last_generated = text(info["last-generated-id"])
+    last_generated = reply_text(info["last-generated-id"])
     first = info.get("first-entry")
-    first_id = text(first[0]) if first else None
-    found = next((g for g in client.xinfo_groups(stream) if text(g["name"]) == group), None)
+    first_id = reply_text(first[0]) if first else None
+    found = next((g for g in client.xinfo_groups(stream) if reply_text(g["name"]) == group), None)
     if found is None:
         return StreamStatus(stream, length, group, False, 0, None, length, True, last_generated)
-    last = text(found["last-delivered-id"])
+    last = reply_text(found["last-delivered-id"])
     pending = int(found["pending"])
     server_lag = found.get("lag")
     lag = group_lag(
@@ -139,7 +140,7 @@ def stream_status(client: redis.Redis, stream: str, group: str) -> StreamStatus:
         server_lag=None if server_lag is None else int(server_lag),
     )
     consumers = [
-        ConsumerInfo(text(c["name"]), int(c["pending"]), int(c["idle"]) / 1000)
+        ConsumerInfo(reply_text(c["name"]), int(c["pending"]), int(c["idle"]) / 1000)
         for c in client.xinfo_consumers(stream, group)
     ]
     return StreamStatus(

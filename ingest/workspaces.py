@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 import redis
 
 from ingest import keys
-from ingest.connection import text
+from ingest.connection import reply_text
 
 MAX_WORKSPACES = 10_000
 
@@ -57,4 +57,4 @@ def project_key_of(client: redis.Redis, owner: str, workspace: str) -> str | Non
     Raises redis errors.
     """
     found = client.hget(keys.workspaces(owner), workspace)
-    return text(found) if found is not None else None
+    return reply_text(found) if found is not None else None

@@ -42,7 +42,6 @@ from store.stats import Stats, compute_stats
 
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
 _NO_FLOCK = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL})  # flock unsupported
-DEFAULT_CAP = 500
 CACHE_PROJECTS = 256
 DEFAULT_CACHE_BYTES = 256 << 20
 
@@ -107,7 +106,7 @@ class FixStore:
         self,
         data_dir: str | os.PathLike[str],
         *,
-        cap: int = DEFAULT_CAP,
+        cap: int,
         lock_factory: LockFactory | None = None,
         weights: RankingWeights = DEFAULT_WEIGHTS,
         regression_rule: RegressionRule | None = None,
@@ -116,9 +115,10 @@ class FixStore:
     ) -> None:
         """A store rooted at ``data_dir``; nothing is created until the first write.
 
-        ``cap``: most entries kept per project. ``lock_factory(owner, project_key)``: a context manager held
-        around every write of that project, outside the flock on the sibling ``.lock`` file that every
-        write takes (pass a distributed lock on network filesystems). ``weights``: recall ranking.
+        ``cap``: most entries kept per project (fixmem's ``rotation_cap`` setting).
+        ``lock_factory(owner, project_key)``: a context manager held around every write of that project,
+        outside the flock on the sibling ``.lock`` file that every write takes (pass a distributed lock on
+        network filesystems). ``weights``: recall ranking.
         ``clock``: unix seconds.
         ``cache_bytes``: memory for parsed logs and their vectors (about 4 KiB per entry), least
         recently used projects evicted first.

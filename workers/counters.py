@@ -8,7 +8,7 @@ returns them for the Prometheus collector and ``fixmem status``. No per-project 
 Histograms keep per-bucket counts (``in=<bound>``: values in (previous bound, bound]), ``sum`` and
 ``count``; ``read_counters`` turns them into the cumulative counts Prometheus exposes. A batch so writes one
 field per bucket its values fall in (usually one), not one per bound: a histogram used to cost up to 15
-HINCRBYs per job (the counters' MULTI/EXEC: 0.36-0.41 -> 0.20-0.22 ms of CPU per job; docs/decisions.md).
+HINCRBYs per job (what it saved: docs/performance.md, "Measured in the pipeline").
 Cumulative ``le=<bound>`` fields written by earlier versions are still read and added. Buckets (seconds):
 
 - ``event_to_entry_seconds`` (publish -> entry on disk; publish time = the stream id's milliseconds):

@@ -47,9 +47,9 @@ from redis.client import Pipeline
 
 from ingest import dead_letters, keys
 from ingest.batching import parse_stream_id, stream_id_seconds
-from ingest.connection import text
+from ingest.connection import reply_text
 from ingest.errors import DeadLetterReason, InvalidEvent
-from ingest.schema import DEFAULT_MAX_EVENT_BYTES, parse_event
+from ingest.schema import parse_event
 from store import AppendResult, FixEntry, FixStore, InvalidEntry
 from workers.counters import BatchReport, record
 from workers.errors import NotConfigured
@@ -60,14 +60,17 @@ log = logging.getLogger("fixmem.workers.jobs")
 
 @dataclass(frozen=True)
 class WorkerContext:
-    """What jobs in this process use; installed once per worker process with ``install``."""
+    """What jobs in this process use; installed once per worker process with ``install``.
+
+    Built from fixmem's settings (named alike; they hold the defaults) by ``fixmem.wiring.worker_context``.
+    """
 
     client: redis.Redis
     store: FixStore
-    dead_stream: str = keys.DEFAULT_DEAD_STREAM
-    dead_stream_max_len: int = 100_000
-    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
-    enabled: bool = True  # fix_memory_enabled: False records every turn as skipped_disabled
+    dead_stream: str
+    dead_stream_max_len: int
+    max_event_bytes: int
+    fix_memory_enabled: bool  # False records every turn as skipped_disabled
     limits: Limits = field(default_factory=Limits)
     name: str = "worker"  # shown in dead letters this worker writes
     clock: Callable[[], float] = time.time
@@ -212,11 +215,13 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
     if not raw:
         log.info("batch %s is already done (no events waiting)", batch_id)
         return BatchReport(duration_seconds=time.perf_counter() - started)
-    origin = text(raw.pop(keys.BATCH_STREAM_FIELD, b""))
+    origin = reply_text(raw.pop(keys.BATCH_STREAM_FIELD, b""))
     saved = raw.pop(keys.BATCH_PRESENT_FIELD, None)
     registered = raw.pop(keys.BATCH_IDS_FIELD, None) is not None
-    items = sorted(((text(k), v) for k, v in raw.items()), key=lambda kv: parse_stream_id(kv[0]))
-    decisions = decide(items, enabled=ctx.enabled, limits=ctx.limits, max_bytes=ctx.max_event_bytes)
+    items = sorted(((reply_text(k), v) for k, v in raw.items()), key=lambda kv: parse_stream_id(kv[0]))
+    decisions = decide(
+        items, enabled=ctx.fix_memory_enabled, limits=ctx.limits, max_bytes=ctx.max_event_bytes
+    )
     present = _present_before(ctx, key, decisions, saved, registered=registered)
     if present is None:
         return _finished_meanwhile(batch_id, started)
@@ -350,7 +355,7 @@ def _claim(pipe: Pipeline, key: str, batch_id: str, ids: Collection[str]) -> dic
     reply = pipe.eval(_CLAIM, 2, key, keys.COUNT_OWNER, batch_id, *sorted(ids))
     if reply is None:
         return None
-    flat = [text(v) for v in reply]
+    flat = [reply_text(v) for v in reply]
     return dict(zip(flat[::2], flat[1::2], strict=True))
 
 

@@ -9,7 +9,7 @@ lease), the write is reported as failed (``LockLost``) and the job is retried; e
 id, so the retry cannot duplicate them.
 
 One thread per process, not one per lock use: starting and joining a thread around every store write
-cost ~0.9 ms of CPU and ~2 ms of wall time per append here (measured in docs/performance.md).
+was a measurable cost per append (docs/performance.md, "Figures behind comments in the code").
 
 All writers of one data directory must use the same kind of lock: build stores through
 ``fixmem.wiring`` rather than by hand.
@@ -128,9 +128,12 @@ class RedisLeaseLock:
 
 
 def redis_lock_factory(
-    client: redis.Redis, *, lease: float = 10.0, wait: float = 60.0
+    client: redis.Redis, *, lease: float, wait: float
 ) -> Callable[[str, str], AbstractContextManager[object]]:
-    """A ``FixStore`` lock factory: ``factory(owner, project_key)`` -> a ``RedisLeaseLock``."""
+    """A ``FixStore`` lock factory: ``factory(owner, project_key)`` -> a ``RedisLeaseLock``.
+
+    ``lease`` and ``wait``: seconds (fixmem's ``lock_lease_seconds`` and ``lock_wait_seconds``).
+    """
 
     def factory(owner: str, project_key: str) -> AbstractContextManager[object]:
         return RedisLeaseLock(client, keys.project_lock(owner, project_key), lease=lease, wait=wait)

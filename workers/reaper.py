@@ -32,7 +32,7 @@ from rq.job_lifecycle import record_job_failure
 from rq.utils import parse_composite_key
 
 from ingest import keys
-from ingest.connection import text
+from ingest.connection import reply_text
 
 log = logging.getLogger("fixmem.workers.reaper")
 
@@ -82,10 +82,10 @@ def reap_queue(queue: Queue, *, now: float, stuck_seconds: float, max_abandons: 
 def _abandoned(queue: Queue, now: float, max_abandons: int, result: ReapResult) -> None:
     conn = queue.connection
     wip = queue.started_job_registry.key
-    expired = [text(m) for m in conn.zrangebyscore(wip, 0, now)]
+    expired = [reply_text(m) for m in conn.zrangebyscore(wip, 0, now)]
     if not expired:
         return
-    alive = {parse_composite_key(text(m))[0] for m in conn.zrangebyscore(wip, f"({now}", "+inf")}
+    alive = {parse_composite_key(reply_text(m))[0] for m in conn.zrangebyscore(wip, f"({now}", "+inf")}
     for member in expired:
         job_id, _ = parse_composite_key(member)
         if job_id in alive or not conn.zrem(wip, member):
@@ -126,11 +126,11 @@ def _abandoned(queue: Queue, now: float, max_abandons: int, result: ReapResult) 
 def _stuck(queue: Queue, now: float, stuck_seconds: float, result: ReapResult) -> None:
     conn = queue.connection
     intermediate = queue.intermediate_queue_key
-    waiting = [text(i) for i in conn.lrange(intermediate, 0, -1)]
+    waiting = [reply_text(i) for i in conn.lrange(intermediate, 0, -1)]
     if not waiting:
         return
     wip = queue.started_job_registry.key
-    running = {parse_composite_key(text(m))[0] for m in conn.zrange(wip, 0, -1)}
+    running = {parse_composite_key(reply_text(m))[0] for m in conn.zrange(wip, 0, -1)}
     for job_id in waiting:
         if job_id in running:
             continue  # a worker registered it: its lease decides (``_abandoned``), not this check
@@ -155,7 +155,7 @@ def _stuck(queue: Queue, now: float, stuck_seconds: float, result: ReapResult) -
 def _due_retries(queue: Queue, now: float, result: ReapResult) -> None:
     conn = queue.connection
     scheduled = queue.scheduled_job_registry.key
-    for job_id in (text(i) for i in conn.zrangebyscore(scheduled, 0, now, start=0, num=100)):
+    for job_id in (reply_text(i) for i in conn.zrangebyscore(scheduled, 0, now, start=0, num=100)):
         if not conn.zrem(scheduled, job_id):
             continue
         job = queue.fetch_job(job_id)

@@ -41,7 +41,7 @@ from rq.utils import now as rq_now
 from rq.worker import WorkerStatus
 
 from ingest.backoff import Backoff
-from ingest.connection import REDIS_DOWN, describe, text, write_refusal
+from ingest.connection import REDIS_DOWN, describe, reply_text, write_refusal
 from workers.reaper import reap_queue
 
 log = logging.getLogger("fixmem.workers.worker")
@@ -83,7 +83,7 @@ class FixmemQueue(Queue):
         while True:
             found = script(keys=keys)
             if found:
-                queue_key, job_id = text(found[0]), text(found[1])
+                queue_key, job_id = reply_text(found[0]), reply_text(found[1])
             elif timeout is None:
                 return None
             else:
@@ -91,7 +91,7 @@ class FixmemQueue(Queue):
                 moved = connection.blmove(first.key, first.intermediate_queue_key, min(timeout, POLL_SECONDS))
                 if moved is None:
                     raise DequeueTimeout(timeout, first.key)
-                queue_key, job_id = first.key, text(moved)
+                queue_key, job_id = first.key, reply_text(moved)
             fetched = cls._fetch_dequeued_job(
                 connection, queue_key, job_id,
                 job_class=job_class, serializer=serializer, death_penalty_class=death_penalty_class,
@@ -104,9 +104,10 @@ class _LeaseKeeper:
     """The worker's one lease thread: while a job runs, renew its execution (RQ's heartbeat) and the
     worker's key every ``heartbeat_seconds``.
 
-    One thread for the worker's life, not one per job (a thread started and joined per job cost ~1 ms of
-    CPU and more of wall time; see docs/performance.md). A renewal runs under ``_mutex``, which the job's
-    end also takes, so no renewal lands after the job's execution was cleaned up.
+    One thread for the worker's life, not one per job (a thread started and joined per job is a measurable
+    cost per job: docs/performance.md, "Figures behind comments in the code"). A renewal runs under
+    ``_mutex``, which the job's end also takes, so no renewal lands after the job's execution was cleaned
+    up.
     """
 
     def __init__(self, worker: FixmemWorker) -> None:
@@ -163,21 +164,19 @@ class FixmemWorker(SimpleWorker):
         self,
         queues: Sequence[Queue],
         *args: Any,
-        lease_seconds: int = 15,
-        heartbeat_seconds: float = 3.0,
-        reap_interval_seconds: float = 5.0,
-        stuck_seconds: float = 10.0,
-        max_abandons: int = 10,
+        options: WorkerOptions,
         **kwargs: Any,
     ) -> None:
+        """RQ's SimpleWorker on ``queues``, with the leases and reaping of ``options`` (its ``queues`` and
+        ``name`` are ``build_worker``'s)."""
         kwargs.setdefault("serializer", JSONSerializer)
         kwargs.setdefault("worker_ttl", 60)
-        kwargs.setdefault("maintenance_interval", reap_interval_seconds)
+        kwargs.setdefault("maintenance_interval", options.reap_interval_seconds)
         super().__init__(queues, *args, **kwargs)
-        self.lease_seconds = lease_seconds
-        self.heartbeat_seconds = heartbeat_seconds
-        self.stuck_seconds = stuck_seconds
-        self.max_abandons = max_abandons
+        self.lease_seconds = options.job_lease_seconds
+        self.heartbeat_seconds = options.heartbeat_seconds
+        self.stuck_seconds = options.stuck_seconds
+        self.max_abandons = options.max_abandons
         self._leases = _LeaseKeeper(self)
         self._beat_at = -HEARTBEAT_MIN_SECONDS  # monotonic time of the last heartbeat of our own
 
@@ -246,15 +245,16 @@ class FixmemWorker(SimpleWorker):
 
 @dataclass(frozen=True)
 class WorkerOptions:
-    """How ``run_worker`` builds its workers (from fixmem's settings)."""
+    """How ``run_worker`` builds its workers; built from fixmem's settings (named alike; they hold the
+    defaults) by ``fixmem.wiring.worker_options``."""
 
     queues: tuple[str, ...]
+    job_lease_seconds: int
+    heartbeat_seconds: float
+    reap_interval_seconds: float
+    stuck_seconds: float
+    max_abandons: int
     name: str | None = None
-    lease_seconds: int = 15
-    heartbeat_seconds: float = 3.0
-    reap_interval_seconds: float = 5.0
-    stuck_seconds: float = 10.0
-    max_abandons: int = 10
 
 
 def worker_name(role: str = "worker") -> str:
@@ -269,11 +269,7 @@ def build_worker(client: redis.Redis, options: WorkerOptions) -> FixmemWorker:
         queues,
         connection=client,
         name=options.name or worker_name(),
-        lease_seconds=options.lease_seconds,
-        heartbeat_seconds=options.heartbeat_seconds,
-        reap_interval_seconds=options.reap_interval_seconds,
-        stuck_seconds=options.stuck_seconds,
-        max_abandons=options.max_abandons,
+        options=options,
     )
 
 

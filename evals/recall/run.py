@@ -54,7 +54,8 @@ def build_stores(dataset: Dataset, workdir: Path, *, now: float = EVAL_NOW) -> B
     Projects with ``workspace_files`` get a workspace directory holding those (empty) files. Raises
     StoreError when the store refuses a write, OSError when ``workdir`` is unwritable.
     """
-    store = FixStore(workdir / "data", clock=lambda: now)
+    # rotation is not what the evaluation measures: the store keeps every entry of the dataset
+    store = FixStore(workdir / "data", cap=max(1, dataset.entry_count()), clock=lambda: now)
     workspaces: dict[tuple[str, str], str] = {}
     stale: set[str] = set()
     superseded: dict[str, str] = {}

@@ -97,7 +97,7 @@ class StoreContract:
 
     def __init__(self, data_dir: Path) -> None:
         """Build the store those tables are asked of, under ``data_dir``."""
-        self.store = FixStore(data_dir)
+        self.store = FixStore(data_dir, cap=len(fixtures.PROJECT_LOG))  # keeps them all
         self.store.append(fixtures.OWNER, fixtures.PROJECT, list(fixtures.PROJECT_LOG))
 
     def holds(self, weights: RankingWeights) -> bool:

@@ -53,6 +53,10 @@ class Query:
     source: str = ""  # off-topic: repo@sha the text comes from
 
 
+# The entries a project keeps, as the pipeline runs it (``Settings.rotation_cap``; a test keeps them equal).
+ROTATION_CAP = 500
+
+
 def entry_text(entry: FixEntry) -> str:
     """What the baselines index of an entry: task, solution, files, symbols, errors."""
     return "\n".join(
@@ -106,7 +110,7 @@ def replay(
 ) -> list[dict[str, Any]]:
     """Every query of one repository, with what each system returned, in time order."""
     now = [0.0]
-    store = FixStore(workdir / repo.name.replace("/", "__"), clock=lambda: now[0])
+    store = FixStore(workdir / repo.name.replace("/", "__"), cap=ROTATION_CAP, clock=lambda: now[0])
     earlier: list[Commit] = []
     texts: list[str] = []
     word_sets: list[frozenset[str]] = []

@@ -36,7 +36,7 @@ from ingest.schema import (
 # (``date_undated``). The event says so in ``harness_meta.ts_derived``.
 UNDATED_EPOCH = 946684800.0
 # Strings are never cut shorter than this many characters while fitting an event under the wire limit.
-MIN_CUT_CHARS = 256
+MIN_FIT_CHARS = 256
 # Fitting aims this many bytes under the limit, so a consumer that adds a field still fits.
 WIRE_HEADROOM_BYTES = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -218,7 +218,7 @@ def fit_event(body: dict[str, Any], budget: int) -> TurnEvent:
         originals = {path: (holder, key, holder[key]) for path, holder, key in slots(body)}  # type: ignore[index]
         longest = max((len(v) for _, _, v in originals.values()), default=0)
         cap = longest // 2
-        while cap >= MIN_CUT_CHARS:
+        while cap >= MIN_FIT_CHARS:
             for path, (holder, key, value) in originals.items():
                 if len(value) > cap:
                     holder[key] = cut_middle(value, cap)  # type: ignore[index]
@@ -332,7 +332,7 @@ def arr(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def text(value: Any) -> str:
+def str_or_empty(value: Any) -> str:
     """``value`` if it is a string, else ``""``."""
     return value if isinstance(value, str) else ""
 

@@ -33,7 +33,7 @@ from ingest.importers._common import (
     obj,
     parse_time,
     partial,
-    text,
+    str_or_empty,
 )
 from ingest.schema import TurnEvent
 
@@ -87,9 +87,11 @@ def parse(
     for agent_id, group in side_groups:
         _attach(chain, agent_id, group)
 
-    first = next((r for r in rows if text(r.get("cwd"))), {})
-    cwd = text(first.get("cwd"))
-    session_id = next((text(r.get("sessionId")) for r in rows if text(r.get("sessionId"))), "")
+    first = next((r for r in rows if str_or_empty(r.get("cwd"))), {})
+    cwd = str_or_empty(first.get("cwd"))
+    session_id = next(
+        (str_or_empty(r.get("sessionId")) for r in rows if str_or_empty(r.get("sessionId"))), ""
+    )
     drafts = []
     for turn in chain.turns:
         if not (turn.draft.tool_events or turn.draft.round_texts):
@@ -106,8 +108,8 @@ def parse(
             "harness": FORMAT,
             "model": chain.model,
             "session_id": session_id or None,
-            "git_branch": text(first.get("gitBranch")) or None,
-            "harness_version": text(first.get("version")) or None,
+            "git_branch": str_or_empty(first.get("gitBranch")) or None,
+            "harness_version": str_or_empty(first.get("version")) or None,
         },
     )
     events = build_events(origin, drafts) if drafts else []
@@ -123,7 +125,10 @@ def is_sidechain_log(data: bytes) -> bool:
 def session_of(data: bytes) -> str | None:
     """The ``sessionId`` named by the first record that has one, looking at the first 20 lines."""
     records, _ = jsonl_records(b"\n".join(data.split(b"\n", 20)[:20]))
-    return next((text(obj(r).get("sessionId")) for _, r in records if text(obj(r).get("sessionId"))), None)
+    return next(
+        (str_or_empty(obj(r).get("sessionId")) for _, r in records if str_or_empty(obj(r).get("sessionId"))),
+        None,
+    )
 
 
 def _group_sidechains(records: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -131,10 +136,10 @@ def _group_sidechains(records: list[dict[str, Any]]) -> list[tuple[str, list[dic
     groups: dict[str, list[dict[str, Any]]] = {}
     current = ""
     for record in records:
-        agent = text(record.get("agentId"))
+        agent = str_or_empty(record.get("agentId"))
         if not agent:
             if record.get("parentUuid") is None or not current:
-                current = f"sidechain-{text(record.get('uuid')) or len(groups)}"
+                current = f"sidechain-{str_or_empty(record.get('uuid')) or len(groups)}"
             agent = current
         groups.setdefault(agent, []).append(record)
     return list(groups.items())
@@ -172,11 +177,11 @@ def _take(chain: _Chain, record: dict[str, Any], *, subagent: str | None) -> Non
     elif kind == "assistant" and chain.turns:
         turn = chain.turns[-1]
         turn.times.append(stamp)
-        message_id = text(message.get("id")) or text(record.get("uuid"))
-        model = text(message.get("model"))
+        message_id = str_or_empty(message.get("id")) or str_or_empty(record.get("uuid"))
+        model = str_or_empty(message.get("model"))
         if model and not model.startswith("<") and subagent is None:
             chain.model = model
-        stop = text(message.get("stop_reason"))
+        stop = str_or_empty(message.get("stop_reason"))
         if stop and subagent is None and turn.draft.meta.get("stop_reason") != "interrupted":
             turn.draft.meta["stop_reason"] = stop
         for block in arr(message.get("content")):
@@ -194,17 +199,17 @@ def _assistant_block(
 ) -> None:
     kind = block.get("type")
     if kind == "text" and subagent is None:
-        key = (message_id, "text:" + text(block.get("text")))
-        if key not in chain.seen and text(block.get("text")).strip():
+        key = (message_id, "text:" + str_or_empty(block.get("text")))
+        if key not in chain.seen and str_or_empty(block.get("text")).strip():
             chain.seen.add(key)
-            turn.draft.round_texts.append(text(block["text"]).strip())
+            turn.draft.round_texts.append(str_or_empty(block["text"]).strip())
     elif kind == "tool_use":
-        use_id = text(block.get("id"))
+        use_id = str_or_empty(block.get("id"))
         if (message_id, use_id) in chain.seen:
             return
         chain.seen.add((message_id, use_id))
         event: dict[str, Any] = {
-            "tool": text(block.get("name")) or "unknown",
+            "tool": str_or_empty(block.get("name")) or "unknown",
             "input": obj(block.get("input")),
             "ts": stamp,
         }
@@ -217,7 +222,7 @@ def _assistant_block(
 
 def _result(chain: _Chain, block: dict[str, Any], detail: Any, stamp: float | None) -> None:
     """Fill the tool event a ``tool_result`` answers (output, ok, exit code, diff)."""
-    found = chain.tools.get(text(block.get("tool_use_id")))
+    found = chain.tools.get(str_or_empty(block.get("tool_use_id")))
     if found is None:
         return
     turn_index, event = found
@@ -233,14 +238,14 @@ def _result(chain: _Chain, block: dict[str, Any], detail: Any, stamp: float | No
     diff = _render_patch(detail)
     if diff:
         event["diff"] = diff
-    agent_id = text(detail.get("agentId"))
+    agent_id = str_or_empty(detail.get("agentId"))
     if agent_id:
-        chain.agents[agent_id] = text(block.get("tool_use_id"))
+        chain.agents[agent_id] = str_or_empty(block.get("tool_use_id"))
 
 
 def _render_patch(detail: dict[str, Any]) -> str:
     """A unified diff from an Edit/Write/MultiEdit ``toolUseResult`` (``structuredPatch`` hunks)."""
-    path = text(detail.get("filePath"))
+    path = str_or_empty(detail.get("filePath"))
     hunks = [obj(h) for h in arr(detail.get("structuredPatch"))]
     if not path:
         return ""
@@ -280,7 +285,7 @@ def _attach(chain: _Chain, agent_id: str, records: list[dict[str, Any]]) -> None
                 found
                 for found in chain.tools.values()
                 if found[1]["tool"] in _SPAWNERS
-                and text(found[1]["input"].get("prompt")).strip() == first_prompt
+                and str_or_empty(found[1]["input"].get("prompt")).strip() == first_prompt
             ),
             None,
         )

@@ -33,7 +33,7 @@ from ingest.importers._common import (
     obj,
     parse_time,
     partial,
-    text,
+    str_or_empty,
 )
 from ingest.schema import TurnEvent
 
@@ -68,7 +68,7 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
     records, problems = jsonl_records(data)
     normalized = [n for _, r in records if (n := _normalize(r)) is not None]
     typed_prompts = any(
-        kind == "event_msg" and text(p.get("type")) == "user_message" for _, kind, p in normalized
+        kind == "event_msg" and str_or_empty(p.get("type")) == "user_message" for _, kind, p in normalized
     )
     session = _Session()
     for stamp, kind, payload in normalized:
@@ -79,7 +79,7 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
         if draft.tool_events or draft.round_texts:
             draft.ts = latest(*times)
             drafts.append(draft)
-    session_id = text(session.meta.pop("session_id", None))
+    session_id = str_or_empty(session.meta.pop("session_id", None))
     origin = Origin(
         format=FORMAT,
         identity=session_id or "",
@@ -99,7 +99,7 @@ def _normalize(record: Any) -> tuple[float | None, str, dict[str, Any]] | None:
     stamp = parse_time(record.get("timestamp"))
     if isinstance(record.get("payload"), dict) and isinstance(record.get("type"), str):
         return stamp, record["type"], record["payload"]
-    if text(record.get("type")) in _ITEM_TYPES:
+    if str_or_empty(record.get("type")) in _ITEM_TYPES:
         return stamp, "response_item", record
     if "instructions" in record or ("id" in record and "timestamp" in record and "type" not in record):
         return stamp, "session_meta", record
@@ -109,23 +109,23 @@ def _normalize(record: Any) -> tuple[float | None, str, dict[str, Any]] | None:
 def _take(
     session: _Session, stamp: float | None, kind: str, payload: dict[str, Any], *, typed_prompts: bool
 ) -> None:
-    item = text(payload.get("type"))
+    item = str_or_empty(payload.get("type"))
     if kind == "session_meta":
-        session.meta["session_id"] = text(payload.get("id")) or None
-        session.cwd = text(payload.get("cwd")) or session.cwd
+        session.meta["session_id"] = str_or_empty(payload.get("id")) or None
+        session.cwd = str_or_empty(payload.get("cwd")) or session.cwd
         git = obj(payload.get("git"))
-        session.meta["commit"] = text(git.get("commit_hash")) or None
-        session.meta["git_branch"] = text(git.get("branch")) or None
-        session.meta["repository"] = text(git.get("repository_url")) or None
-        session.meta["harness_version"] = text(payload.get("cli_version")) or None
+        session.meta["commit"] = str_or_empty(git.get("commit_hash")) or None
+        session.meta["git_branch"] = str_or_empty(git.get("branch")) or None
+        session.meta["repository"] = str_or_empty(git.get("repository_url")) or None
+        session.meta["harness_version"] = str_or_empty(payload.get("cli_version")) or None
     elif kind == "turn_context":
-        session.cwd = text(payload.get("cwd")) or session.cwd
-        session.meta["model"] = text(payload.get("model")) or session.meta.get("model")
+        session.cwd = str_or_empty(payload.get("cwd")) or session.cwd
+        session.meta["model"] = str_or_empty(payload.get("model")) or session.meta.get("model")
     elif kind == "event_msg":
         _event(session, stamp, item, payload)
     elif kind == "response_item":
         if item == "message":
-            role = text(payload.get("role"))
+            role = str_or_empty(payload.get("role"))
             said = blocks_text(payload.get("content")).strip()
             if role == "user" and not typed_prompts and said and not said.startswith(_INJECTED):
                 session.turns.append((TurnDraft(user_message=said), [stamp]))
@@ -140,12 +140,12 @@ def _take(
 
 def _event(session: _Session, stamp: float | None, item: str, payload: dict[str, Any]) -> None:
     if item == "user_message":
-        session.turns.append((TurnDraft(user_message=text(payload.get("message"))), [stamp]))
+        session.turns.append((TurnDraft(user_message=str_or_empty(payload.get("message"))), [stamp]))
         return
     if not session.turns:
         return
     draft, times = session.turns[-1]
-    call = session.calls.get(text(payload.get("call_id")))
+    call = session.calls.get(str_or_empty(payload.get("call_id")))
     if item == "exec_command_end" and call is not None:
         code = payload.get("exit_code")
         if isinstance(code, int) and not isinstance(code, bool):
@@ -156,7 +156,7 @@ def _event(session: _Session, stamp: float | None, item: str, payload: dict[str,
         draft.meta.setdefault("stop_reason", "completed")
         times.append(stamp)
     elif item == "turn_aborted":
-        draft.meta["stop_reason"] = "aborted: " + (text(payload.get("reason")) or "unknown")
+        draft.meta["stop_reason"] = "aborted: " + (str_or_empty(payload.get("reason")) or "unknown")
         times.append(stamp)
 
 
@@ -166,26 +166,29 @@ def _call(session: _Session, stamp: float | None, item: str, payload: dict[str, 
     draft, times = session.turns[-1]
     times.append(stamp)
     if item == "custom_tool_call":
-        tool, arguments = text(payload.get("name")) or "custom_tool", {"input": payload.get("input")}
+        tool, arguments = str_or_empty(payload.get("name")) or "custom_tool", {"input": payload.get("input")}
     elif item == "local_shell_call":
         action = obj(payload.get("action"))
         arguments = {"command": action.get("command"), "workdir": action.get("working_directory")}
         tool = "local_shell"
     else:
-        tool, arguments = text(payload.get("name")) or "function", dict(json_args(payload.get("arguments")))
+        tool, arguments = (
+            str_or_empty(payload.get("name")) or "function",
+            dict(json_args(payload.get("arguments"))),
+        )
     event: dict[str, Any] = {
         "tool": tool,
         "input": {k: v for k, v in arguments.items() if v is not None},
         "ts": stamp,
     }
     draft.tool_events.append(event)
-    call_id = text(payload.get("call_id")) or text(payload.get("id"))
+    call_id = str_or_empty(payload.get("call_id")) or str_or_empty(payload.get("id"))
     if call_id:
         session.calls[call_id] = event
 
 
 def _output(session: _Session, stamp: float | None, payload: dict[str, Any]) -> None:
-    event = session.calls.get(text(payload.get("call_id")))
+    event = session.calls.get(str_or_empty(payload.get("call_id")))
     if event is None:
         return
     if session.turns:
@@ -203,7 +206,7 @@ def _output(session: _Session, stamp: float | None, payload: dict[str, Any]) -> 
         except orjson.JSONDecodeError:
             wrapped = None
     if isinstance(wrapped, dict) and "output" in wrapped:
-        output = text(wrapped.get("output")) or blocks_text(wrapped.get("output"))
+        output = str_or_empty(wrapped.get("output")) or blocks_text(wrapped.get("output"))
         code = obj(wrapped.get("metadata")).get("exit_code")
         if isinstance(code, int) and not isinstance(code, bool):
             event["exit_code"] = code

@@ -25,7 +25,7 @@ from ingest.importers._common import (
     obj,
     parse_time,
     repo_of_instance,
-    text,
+    str_or_empty,
 )
 from ingest.schema import TurnEvent
 
@@ -44,7 +44,7 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
         raise UnreadableLog("mini-swe-agent trajectory must be an object with a messages array")
     info = obj(doc.get("info"))
     config = obj(info.get("config"))
-    instance_id = text(doc.get("instance_id"))
+    instance_id = str_or_empty(doc.get("instance_id"))
     messages = [m for m in doc["messages"] if isinstance(m, dict)]
 
     draft = TurnDraft()
@@ -77,19 +77,19 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
             pending = None
 
     draft.ts = latest(*times)
-    model = text(obj(config.get("model")).get("model_name")) or None
+    model = str_or_empty(obj(config.get("model")).get("model_name")) or None
     meta = {
         "harness": FORMAT,
         "model": model,
         "session_id": instance_id or None,
-        "stop_reason": text(info.get("exit_status")) or None,
+        "stop_reason": str_or_empty(info.get("exit_status")) or None,
     }
     origin = Origin(
         format=FORMAT,
         identity=instance_id or "",
         owner=owner,
         project_key=project or repo_of_instance(instance_id) or instance_id or source,
-        workspace=text(obj(config.get("environment")).get("cwd")),
+        workspace=str_or_empty(obj(config.get("environment")).get("cwd")),
         meta=meta,
     )
     return build_events(origin, [draft])

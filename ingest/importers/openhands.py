@@ -33,7 +33,7 @@ from ingest.importers._common import (
     parse_time,
     partial,
     repo_of_instance,
-    text,
+    str_or_empty,
 )
 from ingest.schema import TurnEvent
 
@@ -79,16 +79,16 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
 
 def _evaluation(record: dict[str, Any], *, source: str, owner: str, project: str | None) -> list[TurnEvent]:
     instance = obj(record.get("instance"))
-    instance_id = text(record.get("instance_id")) or text(instance.get("instance_id"))
-    instruction = text(record.get("instruction"))
+    instance_id = str_or_empty(record.get("instance_id")) or str_or_empty(instance.get("instance_id"))
+    instruction = str_or_empty(record.get("instruction"))
     draft = _single_turn(record["history"])
     draft.user_message = (
-        text(instance.get("problem_statement"))
+        str_or_empty(instance.get("problem_statement"))
         or between(instruction, "<issue_description>", "</issue_description>")
         or instruction
         or draft.user_message
     )
-    error = text(record.get("error"))
+    error = str_or_empty(record.get("error"))
     if error:
         draft.meta["stop_reason"] = error
     llm = obj(obj(record.get("metadata")).get("llm_config"))
@@ -96,13 +96,13 @@ def _evaluation(record: dict[str, Any], *, source: str, owner: str, project: str
         format=FORMAT,
         identity=instance_id,
         owner=owner,
-        project_key=project or text(instance.get("repo")) or repo_of_instance(instance_id) or source,
+        project_key=project or str_or_empty(instance.get("repo")) or repo_of_instance(instance_id) or source,
         workspace=between(instruction, "<uploaded_files>", "</uploaded_files>") or draft.meta.pop("cwd", ""),
         meta={
             "harness": FORMAT,
-            "model": text(llm.get("model")) or None,
+            "model": str_or_empty(llm.get("model")) or None,
             "session_id": instance_id or None,
-            "commit": text(instance.get("base_commit")) or None,
+            "commit": str_or_empty(instance.get("base_commit")) or None,
         },
     )
     draft.meta.pop("cwd", None)
@@ -111,15 +111,15 @@ def _evaluation(record: dict[str, Any], *, source: str, owner: str, project: str
 
 def _resolver(record: dict[str, Any], *, source: str, owner: str, project: str | None) -> list[TurnEvent]:
     issue = obj(record.get("issue"))
-    repo = "/".join(p for p in (text(issue.get("owner")), text(issue.get("repo"))) if p)
+    repo = "/".join(p for p in (str_or_empty(issue.get("owner")), str_or_empty(issue.get("repo"))) if p)
     number = issue.get("number")
     history: list[Any] = []
     for item in record["history"]:  # the oldest files keep [action, observation] pairs
         history.extend(item if isinstance(item, list) else [item])
     draft = _single_turn(history)
-    title, body = text(issue.get("title")), text(issue.get("body"))
+    title, body = str_or_empty(issue.get("title")), str_or_empty(issue.get("body"))
     draft.user_message = "\n\n".join(p for p in (title, body) if p) or draft.user_message
-    error = text(record.get("error"))
+    error = str_or_empty(record.get("error"))
     if error:
         draft.meta["stop_reason"] = error
     draft.meta.pop("cwd", None)
@@ -133,8 +133,8 @@ def _resolver(record: dict[str, Any], *, source: str, owner: str, project: str |
         meta={
             "harness": FORMAT,
             "session_id": identity or None,
-            "commit": text(record.get("base_commit")) or None,
-            "issue_type": text(record.get("issue_type")) or None,
+            "commit": str_or_empty(record.get("base_commit")) or None,
+            "issue_type": str_or_empty(record.get("issue_type")) or None,
         },
     )
     return build_events(origin, [draft])
@@ -178,10 +178,10 @@ def _turns(events: list[dict[str, Any]], *, split: bool) -> list[TurnDraft]:
     for event in events:
         stamp = parse_time(event.get("timestamp"))
         args = obj(event.get("args")) if "args" in event else event
-        action = text(event.get("action"))
+        action = str_or_empty(event.get("action"))
         if action:
             if action == "message" and event.get("source", "user") == "user":
-                message = text(args.get("content")) or text(event.get("message"))
+                message = str_or_empty(args.get("content")) or str_or_empty(event.get("message"))
                 if drafts and (not split or _blank(drafts[-1])):
                     drafts[-1].user_message = drafts[-1].user_message or message
                 else:
@@ -193,14 +193,18 @@ def _turns(events: list[dict[str, Any]], *, split: bool) -> list[TurnDraft]:
                 continue
             draft = current()
             times.append(stamp)
-            thought = text(args.get("thought")) or (text(event.get("message")) if action == "message" else "")
+            thought = str_or_empty(args.get("thought")) or (
+                str_or_empty(event.get("message")) if action == "message" else ""
+            )
             if action == "finish":
-                thought = text(args.get("final_thought")) or thought or text(event.get("message"))
+                thought = (
+                    str_or_empty(args.get("final_thought")) or thought or str_or_empty(event.get("message"))
+                )
                 draft.meta["stop_reason"] = "finish"
                 if args.get("task_completed") is not None:
                     draft.meta["task_completed"] = str(args["task_completed"])
             elif action == "message":
-                thought = thought or text(args.get("content"))
+                thought = thought or str_or_empty(args.get("content"))
             if thought.strip():
                 draft.round_texts.append(thought.strip())
             if action in _NOT_TOOLS:
@@ -210,7 +214,7 @@ def _turns(events: list[dict[str, Any]], *, split: bool) -> list[TurnDraft]:
             if "id" in event:
                 by_id[event["id"]] = pending
             continue
-        observation = text(event.get("observation"))
+        observation = str_or_empty(event.get("observation"))
         if not observation or observation in _SKIP_OBSERVATIONS:
             continue
         draft = current()
@@ -236,7 +240,7 @@ def _arguments(action: str, args: dict[str, Any]) -> dict[str, Any]:
     """A tool's input: the action's arguments without OpenHands' bookkeeping fields or empty defaults."""
     arguments = {k: v for k, v in args.items() if k not in _BOOKKEEPING and v is not None}
     if action == "edit" and "command" not in arguments:
-        call = _EDITOR_CALL.search(text(args.get("translated_ipython_code")))
+        call = _EDITOR_CALL.search(str_or_empty(args.get("translated_ipython_code")))
         if call is not None:
             try:
                 unpacked = ast.literal_eval(call.group(1))
@@ -250,7 +254,7 @@ def _arguments(action: str, args: dict[str, Any]) -> dict[str, Any]:
         for key in ("start", "end", "content"):  # the LLM-edit fields, unused by the editor commands
             arguments.pop(key, None)
     if action == "run_ipython":
-        edit = _SKILL_EDIT.search(text(arguments.get("code")))
+        edit = _SKILL_EDIT.search(str_or_empty(arguments.get("code")))
         if edit is not None:
             arguments["path"] = edit.group("path")
     return arguments
@@ -276,13 +280,13 @@ def _observe(tool: dict[str, Any], observation: str, event: dict[str, Any], draf
         tool["exit_code"] = code
     if isinstance(event.get("success"), bool):
         tool["ok"] = event["success"]
-    working_dir = text(metadata.get("working_dir"))
+    working_dir = str_or_empty(metadata.get("working_dir"))
     if working_dir and not draft.meta.get("cwd"):
         draft.meta["cwd"] = working_dir
     if observation == "error":
         tool["ok"] = False
     elif observation == "edit":
-        diff = text(extras.get("diff")) or (content if content.startswith("--- ") else "")
+        diff = str_or_empty(extras.get("diff")) or (content if content.startswith("--- ") else "")
         if diff:
             tool["diff"] = diff
         if content.lstrip().startswith("ERROR:"):

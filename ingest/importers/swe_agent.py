@@ -32,7 +32,7 @@ from ingest.importers._common import (
     obj,
     repo_of_instance,
     sha,
-    text,
+    str_or_empty,
 )
 from ingest.schema import TurnEvent
 
@@ -72,16 +72,16 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
     workspace = next((w for w in workdirs if isinstance(w, str) and w.strip()), "")
     open_file = ""
     for i, step in enumerate(steps):
-        cwd = text(_state(step).get("working_dir")) or workspace
-        action = text(step.get("action")).strip()
-        thought = text(step.get("thought")) or text(step.get("response"))
+        cwd = str_or_empty(_state(step).get("working_dir")) or workspace
+        action = str_or_empty(step.get("action")).strip()
+        thought = str_or_empty(step.get("thought")) or str_or_empty(step.get("response"))
         if thought.strip():
             draft.round_texts.append(thought.strip())
         if not action:
             continue
         call = _function_call(calls[i] if len(calls) == len(steps) else None)
         tool, arguments = call if call is not None else _classic(action)
-        observation = text(step.get("observation"))
+        observation = str_or_empty(step.get("observation"))
         event: dict[str, Any] = {"tool": tool, "input": arguments, "output": observation}
         if tool == "bash":
             arguments.setdefault("command", action)
@@ -100,10 +100,10 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
     agent = obj(replay.get("agent"))
     meta = {
         "harness": FORMAT,
-        "model": text(obj(agent.get("model")).get("name")) or None,
+        "model": str_or_empty(obj(agent.get("model")).get("name")) or None,
         "session_id": instance_id or None,
-        "stop_reason": text(info.get("exit_status")) or None,
-        "commit": sha(text(obj(obj(replay.get("env")).get("repo")).get("base_commit"))),
+        "stop_reason": str_or_empty(info.get("exit_status")) or None,
+        "commit": sha(str_or_empty(obj(obj(replay.get("env")).get("repo")).get("base_commit"))),
     }
     origin = Origin(
         format=FORMAT,
@@ -131,7 +131,7 @@ def _task(history: list[dict[str, Any]], replay: dict[str, Any]) -> str:
         if issue is None:
             issue = between(content, "<pr_description>", "</pr_description>")
         return issue if issue is not None else content
-    return text(obj(replay.get("problem_statement")).get("text"))
+    return str_or_empty(obj(replay.get("problem_statement")).get("text"))
 
 
 def _repo(workspace: str, instance_id: str) -> str | None:
@@ -144,7 +144,7 @@ def _function_call(tool_calls: Any) -> tuple[str, dict[str, Any]] | None:
     """Tool name and arguments of a v1 assistant message's single function call."""
     for call in arr(tool_calls):
         function = obj(obj(call).get("function"))
-        name = text(function.get("name"))
+        name = str_or_empty(function.get("name"))
         if name:
             return name, dict(json_args(function.get("arguments")))
     return None
@@ -194,7 +194,7 @@ def _classic(action: str) -> tuple[str, dict[str, Any]]:
 
 def _track_file(tool: str, arguments: dict[str, Any], observation: str, cwd: str, open_file: str) -> str:
     """Resolve the file a command acts on into ``arguments["path"]``; returns the editor's open file."""
-    given = text(arguments.get("path")) or text(arguments.get("filename"))
+    given = str_or_empty(arguments.get("path")) or str_or_empty(arguments.get("filename"))
     if tool in {"open", "create"} and given:
         open_file = _resolve(given, cwd)
         arguments["path"] = open_file

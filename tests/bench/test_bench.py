@@ -20,7 +20,7 @@ from bench.corpus import DEFAULT_SHAPE, QUANTILES, quantiles
 from bench.generator import TurnGenerator, _sample
 from bench.report import BEGIN, END, embed, markdown
 from bench.suite import Params
-from bench.throughput import sized
+from bench.throughput import sized, speedups
 from fixmem.cli import main
 from ingest.schema import parse_event
 from workers.extraction import extract
@@ -104,7 +104,7 @@ def test_a_sized_run_takes_about_the_seconds_asked(rate: float, seconds: float, 
 
 def test_the_full_suite_keeps_the_issue_n_and_caps_only_the_small_batch_cells() -> None:
     full = Params()
-    assert full.events >= 50_000  # issue 7: N >= 50,000 for benchmark 1's main configuration
+    assert full.events >= 50_000  # N >= 50,000 for benchmark 1's main configuration (its goal)
     caps = dict(full.scaling_events_by_batch)
     assert set(caps) == {1, 10} and all(n < full.scaling_events for n in caps.values())
     assert full.latency_seconds == 60.0 and full.latency_rate == 1_000.0
@@ -123,6 +123,40 @@ def test_report_states_misses_and_embeds_between_markers(tmp_path: Path) -> None
     embed(readme, table)
     text = readme.read_text()
     assert "old" not in text and "812 events/s" in text and text.endswith(f"{END}\ntail\n")
+
+
+def _run(workers: int, events_per_s: float) -> dict[str, object]:
+    return {"workers": workers, "events": 1000, "events_per_s": events_per_s, "events_per_job": 90.0,
+            "cpu_ms_per_event_all_processes": 2.0}  # fmt: skip
+
+
+def test_the_baseline_is_simpleworker_with_as_many_workers_and_forking_worker_is_beside_it() -> None:
+    baselines = [
+        {"worker": "SimpleWorker", "workers": 2, "events_per_s": 100.0},
+        {"worker": "Worker (fork per job)", "workers": 2, "events_per_s": 25.0},
+        {"worker": "SimpleWorker", "workers": 1, "events_per_s": 60.0},
+    ]
+    two = speedups(_run(2, 700.0), baselines)
+    assert (two["baseline_events_per_s"], two["speedup_vs_baseline"]) == (100.0, 7.0)
+    assert (two["baseline_fork_events_per_s"], two["speedup_vs_fork"]) == (25.0, 28.0)
+    one = speedups(_run(1, 600.0), baselines)
+    assert (one["speedup_vs_baseline"], one["speedup_vs_fork"]) == (10.0, None)
+
+
+def test_report_names_the_baseline_and_says_when_one_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "throughput.json").write_text(json.dumps({
+        "machine": {"cpus": 2, "cpu": "x", "python": "3.11", "load_average_1m_at_start": 0.5},
+        "versions": {"fixmem": "abc"},
+        "runs": [_run(1, 600.0), _run(2, 700.0)],
+        "baselines": [{"worker": "SimpleWorker", "workers": 2, "events_per_s": 100.0},
+                      {"worker": "Worker (fork per job)", "workers": 2, "events_per_s": 25.0}],
+        "summary": {"peak_rss_mb": {}},
+    }))  # fmt: skip
+    table = markdown(tmp_path)
+    assert (
+        "700 events/s = 7.0x one-job-per-event on SimpleWorker (100/s; forking Worker 25/s: 28.0x)" in table
+    )
+    assert "600 events/s (one job per event on SimpleWorker not measured with 1 worker(s)" in table
 
 
 def test_fixmem_bench_passes_its_arguments_to_the_suite(capfd: pytest.CaptureFixture[str]) -> None:

@@ -28,7 +28,8 @@ from evals.related.core import (
     split_of,
     words,
 )
-from evals.related.run import replay, summarize
+from evals.related.run import ROTATION_CAP, replay, summarize
+from fixmem.settings import Settings
 
 LONG = "The parser drops the quoted field when a comma sits inside quotes and the row is then too short. "
 
@@ -279,3 +280,7 @@ def test_the_misses_report_agrees_with_the_summary() -> None:
     head = misses(queries, 2).splitlines()[0]
     assert f"{cell['with_fn']} task-start queries" in head
     assert f"fixmem missed {cell['with_fn'] - cell['hit_fn']}," in head
+
+
+def test_the_replay_store_keeps_as_many_entries_as_the_pipeline() -> None:
+    assert Settings().rotation_cap == ROTATION_CAP

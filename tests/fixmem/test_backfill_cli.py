@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import redirect_stdout
 from dataclasses import dataclass
@@ -24,13 +23,17 @@ import pytest
 import redis
 from rich.console import Console
 
-from fixmem.backfill_cli import ProgressDisplay
 from fixmem.cli import main
 from ingest import keys
-from ingest.backfill import run_key
-from ingest.backfill_run import Checkpoint, RunConfig, run_backfill
-from store import FixEntry, FixStore
+from ingest.backfill.checkpoint import Checkpoint
+from ingest.backfill.plan import run_key
+from ingest.backfill.progress import ProgressDisplay
+from ingest.backfill.run import run_backfill
+from store import FixEntry
+from tests.configs import fix_store
+from tests.ingest.backfill.support import config
 from tests.ingest.importers.support import FIXTURES
+from tests.polling import wait_for
 from workers.counters import read_counters
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +54,7 @@ class Pipeline:
 
     def entries(self, owner: str) -> dict[str, FixEntry]:
         """Every entry of ``owner``, by id, read from the logs on disk (a duplicate id fails the test)."""
-        store = FixStore(self.data_dir)
+        store = fix_store(self.data_dir)
         found: dict[str, FixEntry] = {}
         for project in store.projects(owner):
             for entry in store.read(owner, project).entries:
@@ -162,14 +165,6 @@ def _count(values: Any) -> dict[str, int]:
     return counts
 
 
-def _wait_for(predicate: Any, timeout: float = 60.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def test_an_interrupted_backfill_continues_where_it_stopped(env: Pipeline, tmp_path: Path) -> None:
     """Killed (SIGKILL), then stopped (Ctrl-C), then run to the end: every turn published exactly once."""
     client = env.client()
@@ -183,14 +178,14 @@ def test_an_interrupted_backfill_continues_where_it_stopped(env: Pipeline, tmp_p
         return sum(len(r.sent) for r in checkpoint.load().values())
 
     killed = subprocess.Popen(_fixmem(*args), env=env.env, stdout=subprocess.PIPE, cwd=ROOT)
-    _wait_for(lambda: published() >= 3, what="the first run to publish")
+    wait_for(lambda: published() >= 3, 60, "the first run to publish")
     killed.kill()
     killed.wait()
     after_kill = published()
     assert 3 <= after_kill < CORPUS_EVENTS
 
     stopped = subprocess.Popen(_fixmem(*args), env=env.env, stdout=subprocess.PIPE, cwd=ROOT)
-    _wait_for(lambda: published() >= after_kill + 3, what="the second run to publish")
+    wait_for(lambda: published() >= after_kill + 3, 60, "the second run to publish")
     stopped.send_signal(signal.SIGINT)
     out, _ = stopped.communicate(timeout=60)
     assert stopped.returncode == 130
@@ -204,7 +199,7 @@ def test_an_interrupted_backfill_continues_where_it_stopped(env: Pipeline, tmp_p
     assert final["events"]["published"] == CORPUS_EVENTS and final["files"]["resumed"] >= 2
     assert final["events"]["published_by_earlier_runs"] == after_stop  # the rest was published now
     # every turn went through the pipeline once over the three runs: nothing was published twice
-    _wait_for(lambda: sum(read_counters(client).events.values()) - before == CORPUS_EVENTS, what="counters")
+    wait_for(lambda: sum(read_counters(client).events.values()) - before == CORPUS_EVENTS, 60, "counters")
     assert final["pipeline"]["settled"]
     assert final["pipeline"]["entries_total"] == len(env.entries(owner)) > 0
     assert checkpoint.load() == {}
@@ -265,7 +260,7 @@ def test_no_wait_publishes_and_leaves_the_pipeline_to_it(env: Pipeline) -> None:
     code, report = backfill_json(str(FIXTURES / "aider"), "--owner", "nowait", "--no-wait")
     assert code == 0 and report["pipeline"] is None and report["events"]["published"] == 6
     assert env.client().exists(keys.backfill_checkpoint(report["run"]["key"])) == 0
-    _wait_for(lambda: len(env.entries("nowait")) > 0, what="the entries")
+    wait_for(lambda: len(env.entries("nowait")) > 0, 60, "the entries")
 
 
 def test_a_bad_since_is_a_usage_error(env: Pipeline) -> None:
@@ -303,7 +298,7 @@ def test_the_dry_run_progress_counts_the_parsed_events() -> None:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=200, color_system=None)
     with ProgressDisplay(console) as display:
-        result = run_backfill(None, [FIXTURES], RunConfig("dry"), listener=display)
+        result = run_backfill(None, [FIXTURES], config("dry"), listener=display)
     assert sum(len(r.sent) for r in result.records) == display.events == CORPUS_EVENTS
     assert f"{CORPUS_FILES}/{CORPUS_FILES} files · {CORPUS_EVENTS} events" in out.getvalue()
 

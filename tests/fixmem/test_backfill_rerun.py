@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from ingest.backfill_run import RunConfig, run_backfill
+from ingest.backfill.run import run_backfill
 from ingest.importers import import_file, iter_files
-from store import FixEntry, FixStore
+from store import FixEntry
+from tests.configs import fix_store
+from tests.ingest.backfill.support import config
 from workers.extraction import extract
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -30,7 +32,7 @@ copy_logs = _make.copy_logs  # the generator's copy, so the files are the same (
 
 def _ids(paths: Sequence[Path], *, owner: str = "t") -> dict[str, list[str]]:
     """File -> event ids a dry-run backfill of ``paths`` would publish."""
-    result = run_backfill(None, paths, RunConfig(owner=owner))
+    result = run_backfill(None, paths, config(owner))
     return {Path(r.path).name: [s.event_id for s in r.sent] for r in result.records if r.sent}
 
 
@@ -53,7 +55,7 @@ def test_event_ids_do_not_depend_on_the_path_argument(
 
 def _rerun(data_dir: Path, logs: Path, *, owner: str, project: str | None) -> tuple[int, int]:
     """(entries added, entries already there) after backfilling ``logs`` again, as the workers would."""
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     groups: dict[str, list[FixEntry]] = {}
     for path in iter_files([logs]):
         if project is None and "aider" in path.parts:

@@ -22,8 +22,9 @@ from fixmem.settings import Settings
 from ingest import keys
 from ingest.consumer import Consumer
 from ingest.publish import publish_many
-from store import FixStore
+from tests.configs import fix_store
 from tests.ingest.turns import turn
+from tests.polling import wait_for
 from workers.counters import read_counters
 from workers.locks import RedisLeaseLock
 
@@ -44,15 +45,6 @@ def _spawn(settings: Settings, *args: str) -> subprocess.Popen[bytes]:
         "FIXMEM_DATA_DIR": str(settings.data_dir),
     }
     return subprocess.Popen([sys.executable, "-m", "fixmem", *args], cwd=ROOT, env=env)
-
-
-def _wait(predicate: object, timeout: float, what: str) -> float:
-    started = time.monotonic()
-    while not predicate():  # type: ignore[operator]
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"{what}: not within {timeout:.0f}s")
-        time.sleep(0.1)
-    return time.monotonic() - started
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -80,7 +72,7 @@ def test_a_worker_killed_mid_job_has_its_batch_finished_by_another(
     held.wait(10)
     doomed = _spawn(settings, "worker")
     try:
-        _wait(lambda: redis_client.zcard(wip) == 1, 120, "the worker started the job")
+        wait_for(lambda: redis_client.zcard(wip) == 1, 120, "the worker started the job")
         _kill(doomed)
         killed_at = time.monotonic()
     finally:
@@ -90,16 +82,18 @@ def test_a_worker_killed_mid_job_has_its_batch_finished_by_another(
             _kill(doomed)
     rescuer = _spawn(settings, "worker")
     try:
-        _wait(lambda: len(FixStore(settings.data_dir).read("alice", PROJECT).entries) == 10, 120, "entries")
+        wait_for(
+            lambda: len(fix_store(settings.data_dir).read("alice", PROJECT).entries) == 10, 120, "entries"
+        )
         took = time.monotonic() - killed_at
         # the entries reach disk before the job's counters: wait for the batch to be done as well
-        _wait(lambda: redis_client.keys("fixmem:batch:*") == [], 60, "the batch to be done")
+        wait_for(lambda: redis_client.keys("fixmem:batch:*") == [], 60, "the batch to be done")
     finally:
         rescuer.send_signal(signal.SIGTERM)
         rescuer.wait(60)
     print(f"\nworker SIGKILLed mid-job: batch finished by another worker {took:.1f}s after the kill")
     assert took < PROMISE_SECONDS
-    entries = FixStore(settings.data_dir).read("alice", PROJECT).entries
+    entries = fix_store(settings.data_dir).read("alice", PROJECT).entries
     assert len({e.id for e in entries}) == 10
     fleet = read_counters(redis_client)
     assert fleet.events["recorded"] == 10
@@ -115,7 +109,7 @@ def test_a_consumer_killed_mid_batch_has_its_entries_taken_over(
         published += len(publish_many(redis_client, [turn(published + i) for i in range(3000)]))
         before = _enqueued(redis_client)
         doomed = _spawn(settings, "ingest", "--name", "doomed")
-        _wait(
+        wait_for(
             lambda before=before: _pending_of(redis_client, "doomed") > 0 or _enqueued(redis_client) > before,
             120,
             "reading",
@@ -131,8 +125,8 @@ def test_a_consumer_killed_mid_batch_has_its_entries_taken_over(
     thread = threading.Thread(target=survivor.run, kwargs={"stop": stop})
     thread.start()
     try:
-        took = _wait(lambda: _pending_of(redis_client, "doomed") == 0, 120, "reclaimed")
-        _wait(lambda: _enqueued(redis_client) >= published, 120, "all enqueued")
+        took = wait_for(lambda: _pending_of(redis_client, "doomed") == 0, 120, "reclaimed")
+        wait_for(lambda: _enqueued(redis_client) >= published, 120, "all enqueued")
     finally:
         stop.set()
         thread.join()

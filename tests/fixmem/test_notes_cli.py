@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 from fixmem.cli import main
-from store import FixEntry, FixStore, entry_id, estimate_tokens, prompt_block
+from store import FixEntry, entry_id, estimate_tokens, prompt_block
 from store.notes import new_note, parse_memory
 from store.notes.render import NOTE_STALE_MARK
 from store.notes.workspace import append_note, workspace_prompt_block
 from store.persist.export import jsonl_lines
+from tests.configs import fix_store
 
 MEMORY = Path(".fixmem") / "memory.md"
 
@@ -282,7 +283,7 @@ def fix(n: int, outcome: str = "fixed", **fields: Any) -> FixEntry:
 
 @pytest.fixture
 def log(data_dir: Path) -> list[FixEntry]:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     store.append(
         "alice",
         "web",
@@ -468,7 +469,7 @@ def test_export_jsonl_then_import_round_trips(
     code, out, err = run(capsys, "import", str(dump), "--data-dir", str(other))
     assert code == 0, err
     assert "imported 5 entries into 'web' (0 already present, 0 dropped by rotation)" in out
-    assert FixStore(other).read("alice", "web").entries == log
+    assert fix_store(other).read("alice", "web").entries == log
     code, out, _ = run(capsys, "import", str(dump), "--data-dir", str(other), "-p", "web")
     assert "imported 0 entries into 'web' (5 already present" in out
 
@@ -482,7 +483,7 @@ def test_import_of_a_bad_file_names_each_line_and_imports_nothing(
     assert code == 1
     assert f"{dump}:2: not JSON" in err and f"{dump}:3: " in err
     assert "2 invalid line(s); nothing was imported" in err
-    assert FixStore(tmp_path / "d").projects("alice") == []
+    assert fix_store(tmp_path / "d").projects("alice") == []
 
 
 # -- the combined block for a workspace -----------------------------------------------------------------
@@ -494,7 +495,7 @@ def test_workspace_prompt_block_puts_notes_first_and_marks_history_rewrites(
     run(capsys, "notes", "add", "-w", str(repo), "-k", "gotcha", "-s", "users are cached per request")
     git(repo, "commit", "-q", "--amend", "-m", "rewritten")
     run(capsys, "notes", "add", "-w", str(repo), "-k", "decision", "-s", "login retries once")
-    recalled = FixStore(data_dir).recall(
+    recalled = fix_store(data_dir).recall(
         "alice", "web", "login timed out", errors=["TimeoutError"], now=T0 + 9e5
     )
     assert recalled

@@ -19,6 +19,7 @@ from ingest import keys
 from ingest.consumer import Consumer
 from ingest.publish import publish_many
 from store import FixStore, prompt_block
+from tests.configs import fix_store
 from tests.ingest.turns import turn
 from workers.counters import read_counters
 from workers.jobs import install
@@ -51,7 +52,7 @@ def drain(settings: Settings, client: redis.Redis, *, consumer: str = "c1") -> N
 
 
 def store(settings: Settings) -> FixStore:
-    return FixStore(settings.data_dir)
+    return fix_store(settings.data_dir)
 
 
 def test_one_project_from_publish_to_recall(settings: Settings, redis_client: redis.Redis) -> None:
@@ -113,9 +114,11 @@ def test_a_consumer_stopped_mid_batch_is_taken_over(settings: Settings, redis_cl
     publish_many(redis_client, [turn(i, project=f"p{i % 2}") for i in range(40)])
     first = Consumer(redis_client, wiring.consumer_config(settings, name="first"))
     first.setup()
-    redis_client.xreadgroup(keys.DEFAULT_GROUP, "first", {keys.DEFAULT_STREAM: ">"}, count=25)  # then it died
-    second_config = wiring.consumer_config(settings.with_overrides(claim_idle_seconds=0.1), name="second")
-    time.sleep(0.2)
+    reply = redis_client.xreadgroup(keys.DEFAULT_GROUP, "first", {keys.DEFAULT_STREAM: ">"}, count=25)
+    held = [i for i, _ in reply[0][1]]  # then it died
+    second_config = wiring.consumer_config(settings.with_overrides(claim_idle_seconds=60), name="second")
+    # a minute passes without "first" acking: XCLAIM ... IDLE gives its entries that idle time
+    redis_client.xclaim(keys.DEFAULT_STREAM, keys.DEFAULT_GROUP, "first", 0, held, idle=61_000)
     stats = Consumer(redis_client, second_config).run(burst=True)
     assert (stats.reclaimed, stats.handled) == (25, 40)
     install(wiring.worker_context(settings, redis_client))

@@ -6,30 +6,30 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import redis
 
 from fixmem.redis_server import EmbeddedRedis, free_port
 from ingest.publish import publish_many
-from store import FixStore
+from tests.configs import fix_store
 from tests.ingest.turns import turn
+from tests.polling import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "github.com/acme/widgets"
 
 
 def _entries(data_dir: Path) -> int:
-    return len(FixStore(data_dir).read("alice", PROJECT).entries)
+    return len(fix_store(data_dir).read("alice", PROJECT).entries)
 
 
-def _wait_for(predicate: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f}s")
-        time.sleep(0.1)
+def _noticed(tmp_path: Path) -> bool:
+    """Both processes logged that Redis is gone (and are backing off), the ingest one and a worker."""
+    ingest_log = (tmp_path / "ingest.log").read_text()
+    worker_log = (tmp_path / "worker.log").read_text()
+    worker_noticed = "could not connect to Redis" in worker_log or "redis unreachable" in worker_log
+    return "redis unreachable at redis://127.0.0.1" in ingest_log and worker_noticed
 
 
 def test_consumer_and_worker_ride_out_a_redis_restart(tmp_path: Path) -> None:
@@ -51,14 +51,14 @@ def test_consumer_and_worker_ride_out_a_redis_restart(tmp_path: Path) -> None:
     try:
         client = redis.Redis.from_url(url)
         publish_many(client, [turn(i) for i in range(100)])
-        _wait_for(lambda: _entries(data_dir) == 100, 120, "first 100 entries")
+        wait_for(lambda: _entries(data_dir) == 100, 120, "first 100 entries")
         server.stop()  # a clean SHUTDOWN: the AOF is flushed
-        time.sleep(2)  # both notice and back off
+        wait_for(lambda: _noticed(tmp_path), 60, "the consumer and the worker to notice Redis is gone")
         server = EmbeddedRedis(data_dir=tmp_path / "redis", port=port, appendonly=True)
         server.start()
         client = redis.Redis.from_url(url)
         publish_many(client, [turn(i) for i in range(100, 200)])
-        _wait_for(lambda: _entries(data_dir) == 200, 120, "all 200 entries after the restart")
+        wait_for(lambda: _entries(data_dir) == 200, 120, "all 200 entries after the restart")
         assert client.xpending("fixmem:turns", "fixmem")["pending"] == 0
     finally:
         for proc in procs:

@@ -22,8 +22,9 @@ from fixmem.supervisor import ChildSpec, Supervisor
 from fixmem.up import children, redis_for
 from ingest.connection import REDIS_DOWN, connect
 from ingest.publish import publish_turn
-from store import FixStore
+from tests.configs import fix_store
 from tests.ingest.turns import turn, wire
+from tests.polling import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,14 +102,13 @@ def test_a_running_up_refuses_a_second_revives_its_redis_and_stops_on_sigterm(tm
         assert "another `fixmem up` is running with this data directory" in second.stderr
         client = redis.Redis.from_url(url)
         os.kill(int(client.info("server")["process_id"]), signal.SIGKILL)  # the embedded Redis crashes
-        deadline = time.monotonic() + 60
-        while not _answers(url) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _answers(url)  # restarted by up, on the same port
+        wait_for(lambda: _answers(url), 60, "up to restart Redis on the same port")
         publish_turn(client, turn(1))
-        while not FixStore(data_dir).read("alice", "github.com/acme/widgets").entries:
-            assert time.monotonic() < deadline + 60, "the children did not come back to the new Redis"
-            time.sleep(0.2)
+        wait_for(
+            lambda: fix_store(data_dir).read("alice", "github.com/acme/widgets").entries,
+            120,
+            "the children to come back to the new Redis",
+        )
     finally:
         first.send_signal(signal.SIGTERM)
         rest = first.communicate(timeout=120)[0]
@@ -126,9 +126,7 @@ def test_the_supervisor_restarts_a_crashed_child_with_backoff() -> None:
     thread = threading.Thread(target=supervisor.run, args=(stop,), kwargs={"tick": 0.02})
     thread.start()
     try:
-        deadline = time.monotonic() + 30
-        while supervisor.children[1].restarts < 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: supervisor.children[1].restarts >= 4, 30, "four restarts")
     finally:
         stop.set()
         thread.join(30)
@@ -139,15 +137,17 @@ def test_the_supervisor_restarts_a_crashed_child_with_backoff() -> None:
     assert steady_child.process is not None and steady_child.process.returncode == -signal.SIGTERM
 
 
-def test_the_supervisor_kills_a_child_that_ignores_sigterm() -> None:
+def test_the_supervisor_kills_a_child_that_ignores_sigterm(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
     stubborn = ChildSpec(
         "stubborn",
-        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-         "print('ready', flush=True); time.sleep(600)"],
+        [sys.executable, "-c", "import pathlib, signal, sys, time; "
+         "signal.signal(signal.SIGTERM, signal.SIG_IGN); pathlib.Path(sys.argv[1]).touch(); time.sleep(600)",
+         str(ready)],
     )  # fmt: skip
     supervisor = Supervisor([stubborn], grace=0.5)
     supervisor.start()
-    time.sleep(1.0)
+    wait_for(ready.exists, 30, "the child to ignore SIGTERM")  # SIGTERM before that would simply end it
     started = time.monotonic()
     supervisor.stop()
     assert time.monotonic() - started < 10

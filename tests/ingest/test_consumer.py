@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
+import logging
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -16,15 +15,17 @@ from ingest import keys
 from ingest.batching import StreamEntry
 from ingest.consumer import PRESSURED_POLL_SECONDS, Consumer, ConsumerConfig, _BurstWait
 from ingest.publish import publish_many
+from tests import configs
 from tests.ingest.turns import turn
+from tests.polling import wait_for
 
 LIVE = keys.DEFAULT_LIVE_QUEUE
 BACKFILL = keys.DEFAULT_BACKFILL_QUEUE
 
 
 def config(**overrides: Any) -> ConsumerConfig:
-    base = ConsumerConfig(consumer="c1", read_block_ms=20, claim_idle_seconds=60, trim_interval_seconds=3600)
-    return dataclasses.replace(base, **overrides)
+    quick = {"read_block_ms": 20, "claim_idle_seconds": 60, "trim_interval_seconds": 3600}
+    return configs.consumer_config(**{**quick, **overrides})
 
 
 def queue(client: redis.Redis, name: str = LIVE) -> Queue:
@@ -45,6 +46,12 @@ def batch_events(client: redis.Redis, job_id: str) -> dict[str, bytes]:
 
 def pending(client: redis.Redis, stream: str = keys.DEFAULT_STREAM) -> int:
     return int(client.xpending(stream, keys.DEFAULT_GROUP)["pending"])
+
+
+def unread(client: redis.Redis, stream: str = keys.DEFAULT_STREAM) -> int:
+    """Entries of ``stream`` past the group's last-delivered id."""
+    [group] = client.xinfo_groups(stream)
+    return len(client.xrange(stream, min=b"(" + group["last-delivered-id"]))
 
 
 def test_valid_events_become_jobs_of_whole_projects_and_are_acked(redis_client: redis.Redis) -> None:
@@ -151,9 +158,10 @@ def test_a_second_consumer_reclaims_what_a_dead_one_held(redis_client: redis.Red
     publish_many(redis_client, [turn(i) for i in range(10)])
     held = _read_without_ack(redis_client, "dead-consumer")  # it read, then died before enqueueing
     assert len(held) == 10 and pending(redis_client) == 10
-    survivor = Consumer(redis_client, config(consumer="c2", claim_idle_seconds=0.2))
+    survivor = Consumer(redis_client, config(consumer="c2", claim_idle_seconds=60))
     assert survivor.run(burst=True).handled == 0  # not idle long enough yet: not taken
-    time.sleep(0.3)
+    # a minute passes without the dead consumer acking: XCLAIM ... IDLE sets the idle time it would have
+    redis_client.xclaim(keys.DEFAULT_STREAM, keys.DEFAULT_GROUP, "dead-consumer", 0, held, idle=61_000)
     stats = survivor.run(burst=True)
     assert (stats.reclaimed, stats.enqueued) == (10, 10)
     assert pending(redis_client) == 0
@@ -230,7 +238,9 @@ def test_while_live_is_paused_the_backfill_read_blocks_only_as_long_as_a_poll(
     assert blocks == [int(PRESSURED_POLL_SECONDS * 1000), 1000]
 
 
-def test_out_of_memory_pauses_the_consumer_without_losing_anything(redis_client: redis.Redis) -> None:
+def test_out_of_memory_pauses_the_consumer_without_losing_anything(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
     publish_many(redis_client, [turn(i) for i in range(5)])
     old = redis_client.config_get("maxmemory")["maxmemory"]
     consumer = Consumer(redis_client, config(read_block_ms=50))
@@ -238,19 +248,43 @@ def test_out_of_memory_pauses_the_consumer_without_losing_anything(redis_client:
     redis_client.config_set("maxmemory", "1")  # noeviction: every write is refused
     stop = threading.Event()
     thread = threading.Thread(target=consumer.run, kwargs={"stop": stop})
+    caplog.set_level(logging.WARNING, logger="fixmem.ingest.consumer")
     try:
         thread.start()
-        time.sleep(1.0)
+        wait_for(lambda: any("refuses writes" in r.getMessage() for r in caplog.records), 30, "a refusal")
         assert thread.is_alive() and consumer.stats.handled == 0
-        assert pending(redis_client) == 0 or consumer.stats.enqueued == 0  # nothing acked without its job
+        # nothing acked without its job: each event is still pending or still unread, and no job exists
+        assert pending(redis_client) + unread(redis_client) == 5
+        assert queue(redis_client).job_ids == []
+        redis_client.config_set("maxmemory", old)
+        wait_for(lambda: consumer.stats.handled >= 5, 30, "the consumer to handle all five")
     finally:
         redis_client.config_set("maxmemory", old)
-    deadline = time.monotonic() + 30
-    while consumer.stats.handled < 5 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    stop.set()
-    thread.join(10)
+        stop.set()
+        thread.join(10)
     assert consumer.stats.handled == 5
+    assert len(queue(redis_client).job_ids) == 1
+
+
+def test_a_write_refused_after_the_read_acks_nothing_and_the_events_come_back(
+    redis_client: redis.Redis,
+) -> None:
+    """Out of memory between XREADGROUP (not refused) and the MULTI/EXEC: no job, no ack, all five pending."""
+    publish_many(redis_client, [turn(i) for i in range(5)])
+    old = redis_client.config_get("maxmemory")["maxmemory"]
+    consumer = Consumer(redis_client, config())
+    consumer.setup()
+    redis_client.config_set("maxmemory", "1")
+    try:
+        with pytest.raises(redis.exceptions.ResponseError, match="maxmemory"):
+            consumer.cycle(block=False)
+        assert (pending(redis_client), unread(redis_client)) == (5, 0)  # read, and acked without a job: none
+        assert queue(redis_client).job_ids == []
+    finally:
+        redis_client.config_set("maxmemory", old)
+    stats = Consumer(redis_client, config()).run(burst=True)  # a restart takes its own pending back
+    assert (stats.reclaimed, stats.enqueued) == (5, 5)
+    assert pending(redis_client) == 0
     assert len(queue(redis_client).job_ids) == 1
 
 
@@ -260,9 +294,7 @@ def test_the_loop_stops_when_asked(redis_client: redis.Redis) -> None:
     thread = threading.Thread(target=consumer.run, kwargs={"stop": stop})
     thread.start()
     publish_many(redis_client, [turn(1)])
-    deadline = time.monotonic() + 10
-    while consumer.stats.handled < 1 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(lambda: consumer.stats.handled >= 1, 10, "the consumer to handle the event")
     stop.set()
     thread.join(timeout=5)
     assert not thread.is_alive()

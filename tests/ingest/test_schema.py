@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ingest.errors import DeadLetterReason, InvalidEvent
-from ingest.schema import TurnEvent, parse_event, validate_event
+from ingest.schema import TurnEvent, derive_event_id, parse_event, validate_event
 
 
 def event(**overrides: Any) -> dict[str, Any]:
@@ -153,3 +153,23 @@ def test_mutated_events_never_escape_as_other_exceptions(mutation: dict[str, Any
         assert exc.message
     else:
         assert parsed.owner and parsed.project_key
+
+
+def test_a_derived_id_is_the_one_earlier_versions_gave() -> None:
+    """Fields added to v1 later (``harness_meta.changed_files``) do not move the id of an event without
+    them: a turn retried across an upgrade stays one entry (the id pinned here is b6585f5's)."""
+    event = TurnEvent.model_validate(
+        {
+            "v": 1, "ts": 1767225600, "owner": "alice", "project_key": "github.com/acme/widgets",
+            "workspace": "/home/alice/widgets", "user_message": "parse_row splits quoted commas",
+            "tool_events": [
+                {"tool": "bash", "input": {"command": "pytest -q"}, "output": "1 failed", "exit_code": 1}
+            ],
+            "harness_meta": {"harness": "my-agent", "commit": "3f9c2ab"},
+        }
+    )  # fmt: skip
+    assert event.event_id == "ev-ff085eddc858462dcc204754ce5474bb"
+    with_files = event.model_copy(
+        update={"harness_meta": event.harness_meta.model_copy(update={"changed_files": ["a.py"]})}
+    )
+    assert derive_event_id(with_files) != event.event_id

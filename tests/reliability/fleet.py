@@ -13,13 +13,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
 
 from ingest import keys
+from tests.polling import wait_for
+
+__all__ = ["wait_for"]  # re-exported: the reliability tests import it from here
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,16 +39,6 @@ FAST: Mapping[str, str] = {
     "FIXMEM_LOCK_LEASE_SECONDS": "3",
 }
 SHIPPED: Mapping[str, str] = {}
-
-
-def wait_for(predicate: Callable[[], object], timeout: float, what: str, *, every: float = 0.1) -> float:
-    """Poll ``predicate`` until truthy; returns the seconds it took. Raises AssertionError on timeout."""
-    started = time.monotonic()
-    while not predicate():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"{what}: not within {timeout:.0f}s")
-        time.sleep(every)
-    return time.monotonic() - started
 
 
 @dataclass

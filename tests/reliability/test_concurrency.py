@@ -21,10 +21,10 @@ from fixmem import wiring
 from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import validate_event
-from store import FixStore
 from store.paths import project_files
 from store.persist.rotation import plan_rotation
 from store.recall.index import build_index
+from tests.configs import fix_store
 from tests.ingest.turns import turn
 from tests.reliability.corpus import Item
 from tests.reliability.fleet import FAST, fleet, wait_for
@@ -63,7 +63,7 @@ def contended_run(
     assert raw.endswith(b"\n")
     lines = raw.split(b"\n")[:-1]
     ids = [orjson.loads(line)["id"] for line in lines]  # every line whole JSON
-    result = FixStore(data_dir).read(OWNER, PROJECT)
+    result = fix_store(data_dir).read(OWNER, PROJECT)
     assert result.malformed == [] and not result.incomplete_tail
     assert len(ids) == len(set(ids)) == len(result.entries) == cap
     assert not files.quarantine.exists()

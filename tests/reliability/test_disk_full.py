@@ -33,7 +33,7 @@ from fixmem import wiring
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest.consumer import Consumer
-from store import FixStore
+from tests.configs import fix_store
 from tests.ingest.turns import turn
 from tests.reliability.corpus import Item
 from tests.reliability.fleet import FAST, fleet, wait_for
@@ -59,7 +59,7 @@ def _publish(client: redis.Redis, first: int, count: int) -> None:
 
 
 def _entries(data_dir: Path) -> int:
-    return len(FixStore(data_dir).read(OWNER, PROJECT).entries)
+    return len(fix_store(data_dir).read(OWNER, PROJECT).entries)
 
 
 def test_injected_enospc_keeps_the_store_intact_and_the_events_until_space_returns(
@@ -98,7 +98,7 @@ def test_injected_enospc_keeps_the_store_intact_and_the_events_until_space_retur
         wait_for(lambda: redis_client.keys("fixmem:batch:*") == [], 30, "the batch to be done")
     counters = read_counters(redis_client)
     assert counters.events["recorded"] == 20 and counters.events["duplicate"] == 0
-    result = FixStore(data_dir).read(OWNER, PROJECT)
+    result = fix_store(data_dir).read(OWNER, PROJECT)
     assert result.malformed == [] and not result.incomplete_tail
     print(f"\ninjected ENOSPC: log unchanged while full; worker said: {said[0][:300]}\n"
           f"all 20 entries recorded once, {took:.1f}s after space returned")  # fmt: skip
@@ -183,7 +183,7 @@ def test_a_real_full_disk_under_the_store_and_redis(tmp_path: Path) -> None:
                 harness.join(30)
                 logs = {n: running.log_text(n) for n in running.members}
                 crashes = running.crashes()
-            result = FixStore(data_dir).read(OWNER, PROJECT)
+            result = fix_store(data_dir).read(OWNER, PROJECT)
             assert result.malformed == [] and not result.incomplete_tail and len(result.entries) == 20
             assert int(client.hget("fixmem:metrics:events", "recorded") or 0) == 20
         finally:

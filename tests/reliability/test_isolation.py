@@ -25,7 +25,7 @@ from fixmem.errors import ExitCode
 from fixmem.memory import FixMemory
 from fixmem.settings import Settings
 from fixmem.tool import NOTHING_RELEVANT, ToolContext, auto_recall, recall_fixes
-from store import FixStore
+from tests.configs import fix_store
 from tests.fixmem.api_server import RunningApi, serve
 from tests.ingest.turns import turn
 
@@ -174,7 +174,7 @@ def test_the_library_and_the_tool_are_owner_scoped(alice: dict[str, object], dat
     project, ids = str(alice["project"]), list(alice["ids"])  # type: ignore[call-overload]
     before = _snapshot(data_dir)
     memory = FixMemory(data_dir, settings=Settings.from_env({"HOME": "/nonexistent"}))
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     for owner in TOKENS:
         assert memory.recall(owner, project, QUERY) == []
         assert memory.stats(owner, project)["total"] == 0

@@ -32,7 +32,7 @@ from fixmem.settings import Settings
 from ingest import keys
 from ingest.consumer import Consumer
 from ingest.publish import publish_many
-from store import FixStore
+from tests.configs import fix_store
 from tests.ingest.turns import turn
 from tests.reliability.fleet import ROOT
 
@@ -112,7 +112,7 @@ def test_pickled_payloads_are_refused_and_never_unpickled(
     assert not marker.exists(), "a pickled payload was unpickled"
     assert worker.returncode == 0, worker.stderr.decode()[-2000:]
     assert status.returncode == 0, status.stderr.decode()[-2000:]
-    assert FixStore(data_dir).read("alice", "github.com/acme/widgets").entries  # the valid turn got through
+    assert fix_store(data_dir).read("alice", "github.com/acme/widgets").entries  # the valid turn got through
     failed = set(
         Queue(LIVE, connection=redis_client, serializer=JSONSerializer).failed_job_registry.get_job_ids()
     )

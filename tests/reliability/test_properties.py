@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from ingest.batching import Accepted, Refused, StreamEntry, classify
 from ingest.errors import DeadLetterReason, InvalidEvent
 from ingest.schema import parse_event
-from store import FixStore
+from tests.configs import fix_store
 from tests.ingest.turns import turn
 from workers.extraction import Limits
 from workers.jobs import decide
@@ -111,7 +111,7 @@ def test_any_valid_event_is_decided_and_its_entry_is_storable(
     assert decision.dead is None, decision.error
     assert decision.entry is not None
     with tempfile.TemporaryDirectory() as tmp:
-        store = FixStore(tmp)
+        store = fix_store(tmp)
         result = store.append(owner, project, [decision.entry])
         assert [e.id for e in result.added] == [decision.entry.id]
         files = [p.relative_to(tmp) for p in Path(tmp).rglob("*") if p.is_file()]

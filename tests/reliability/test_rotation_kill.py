@@ -20,10 +20,10 @@ from fixmem import wiring
 from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import validate_event
-from store import FixStore
 from store.paths import project_files
 from store.persist.rotation import plan_rotation
 from store.recall.index import build_index
+from tests.configs import fix_store
 from tests.ingest.turns import turn
 from tests.reliability.corpus import Item
 from tests.reliability.fleet import FAST, fleet, wait_for
@@ -51,7 +51,7 @@ def _whole(data_dir: Path) -> list[str]:
     raw = files.log.read_bytes()
     assert raw.endswith(b"\n"), "torn last line"
     ids = [orjson.loads(line)["id"] for line in raw.splitlines()]
-    result = FixStore(data_dir).read(OWNER, PROJECT)
+    result = fix_store(data_dir).read(OWNER, PROJECT)
     assert result.malformed == [] and not result.incomplete_tail
     assert [e.id for e in result.entries] == ids
     return ids
@@ -76,7 +76,9 @@ def test_a_worker_killed_mid_rotation_leaves_the_log_whole(
         _publish(redis_client, first)
         Consumer(redis_client, wiring.consumer_config(settings)).run(burst=True)
         running.add("worker", "plain")
-        wait_for(lambda: len(FixStore(data_dir).read(OWNER, PROJECT).entries) == CAP, 60, "the first entries")
+        wait_for(
+            lambda: len(fix_store(data_dir).read(OWNER, PROJECT).entries) == CAP, 60, "the first entries"
+        )
         running.kill("plain")
 
         _publish(redis_client, second)  # one job of 10: the log goes over the cap and rotates
@@ -95,7 +97,7 @@ def test_a_worker_killed_mid_rotation_leaves_the_log_whole(
     final = _whole(data_dir)
     assert len(final) == CAP and set(final) == kept  # exactly what one rotation of all 30 keeps
     files = project_files(data_dir / "fix_memory", OWNER, PROJECT)
-    result = FixStore(data_dir).read(OWNER, PROJECT)
+    result = fix_store(data_dir).read(OWNER, PROJECT)
     assert orjson.loads(files.index.read_bytes()) == build_index(result.entries)
     leftovers = sorted(p.name for p in files.directory.iterdir() if p.name.endswith(".tmp"))
     assert leftovers == [], f"temp files of the killed rotation were left behind: {leftovers}"

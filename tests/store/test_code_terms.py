@@ -160,7 +160,7 @@ def _entries() -> list[FixEntry]:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> FixStore:
-    fixes = FixStore(tmp_path_factory.mktemp("code-terms"))
+    fixes = FixStore(tmp_path_factory.mktemp("code-terms"), cap=500)
     fixes.append(OWNER, PROJECT, _entries())
     return fixes
 

@@ -19,6 +19,7 @@ from store.persist.export import (
     markdown_digest,
     parse_jsonl,
 )
+from tests.configs import fix_store
 
 DAY = 86_400.0
 T0 = 1_780_000_000.0  # 2026-05-28 UTC
@@ -204,13 +205,13 @@ def _build_log(store: FixStore) -> list[FixEntry]:
 
 
 def test_export_then_import_equals_the_original_log(tmp_path: Path) -> None:
-    original_store = FixStore(tmp_path / "one")
+    original_store = fix_store(tmp_path / "one")
     original = _build_log(original_store)
     assert any(e.supersedes for e in original)  # the log has history worth keeping
     exported = export_log(original_store, "alice", "web", "jsonl")
     assert (exported.entries, exported.malformed) == (5, 0)
 
-    fresh = FixStore(tmp_path / "two")
+    fresh = fix_store(tmp_path / "two")
     result = import_log(fresh, "alice", exported.data)
     assert (result.added, result.already_present, result.dropped, result.changed) == (5, 0, 0, ())
     assert result.projects == ("web",)
@@ -221,10 +222,10 @@ def test_export_then_import_equals_the_original_log(tmp_path: Path) -> None:
 
 
 def test_import_is_idempotent_and_keeps_ids(tmp_path: Path) -> None:
-    source = FixStore(tmp_path / "one")
+    source = fix_store(tmp_path / "one")
     original = _build_log(source)
     data = export_log(source, "alice", "web", "jsonl").data
-    target = FixStore(tmp_path / "two")
+    target = fix_store(tmp_path / "two")
     import_log(target, "alice", data)
     log_bytes = next((tmp_path / "two").rglob("*.jsonl")).read_bytes()
     again = import_log(target, "alice", data)
@@ -234,7 +235,7 @@ def test_import_is_idempotent_and_keeps_ids(tmp_path: Path) -> None:
 
 
 def test_import_of_an_old_export_does_not_bring_back_what_was_forgotten(tmp_path: Path) -> None:
-    store = FixStore(tmp_path / "one")
+    store = fix_store(tmp_path / "one")
     original = _build_log(store)
     data = export_log(store, "alice", "web", "jsonl").data  # exported before the forget
     assert store.forget("alice", original[1].id)
@@ -244,9 +245,9 @@ def test_import_of_an_old_export_does_not_bring_back_what_was_forgotten(tmp_path
 
 
 def test_import_into_a_log_that_has_some_of_the_entries(tmp_path: Path) -> None:
-    source = FixStore(tmp_path / "one")
+    source = fix_store(tmp_path / "one")
     original = _build_log(source)
-    target = FixStore(tmp_path / "two")
+    target = fix_store(tmp_path / "two")
     target.append("alice", "web", original[:2])
     result = import_log(target, "alice", export_log(source, "alice", "web", "jsonl").data)
     assert (result.added, result.already_present) == (3, 2)
@@ -254,10 +255,10 @@ def test_import_into_a_log_that_has_some_of_the_entries(tmp_path: Path) -> None:
 
 
 def test_a_file_with_a_bad_line_imports_nothing(tmp_path: Path) -> None:
-    source = FixStore(tmp_path / "one")
+    source = fix_store(tmp_path / "one")
     original = _build_log(source)
     data = export_log(source, "alice", "web", "jsonl").data + b'{"id": "nope"}\n'
-    target = FixStore(tmp_path / "two")
+    target = fix_store(tmp_path / "two")
     with pytest.raises(ImportRefused) as refused:
         import_log(target, "alice", data)
     assert [p.line for p in refused.value.problems] == [len(original) + 1]
@@ -267,7 +268,7 @@ def test_a_file_with_a_bad_line_imports_nothing(tmp_path: Path) -> None:
 
 def test_import_routes_entries_to_their_projects_and_can_insist_on_one(tmp_path: Path) -> None:
     data = b"".join(jsonl_lines([entry(1, project="web"), entry(2, project="api")]))
-    store = FixStore(tmp_path)
+    store = fix_store(tmp_path)
     with pytest.raises(ImportRefused, match="entry of project 'api', not 'web'"):
         import_log(store, "alice", data, project="web")
     result = import_log(store, "alice", data)
@@ -281,7 +282,7 @@ def test_import_reports_entries_the_store_wrote_differently(tmp_path: Path) -> N
     older = entry(1, task="fix login timeout")
     retry = entry(2, task="fix the login timeout bug")
     secret = entry(3, files=["x.py"], errors=[], solution="token=abcdef123456 rotated")
-    store = FixStore(tmp_path)
+    store = fix_store(tmp_path)
     result = import_log(store, "alice", b"".join(jsonl_lines([older, retry, secret])))
     assert result.changed == (retry.id, secret.id)
     stored = {e.id: e for e in store.read("alice", "web").entries}

@@ -10,12 +10,13 @@ import pytest
 from evals.recall.fixtures import FILE_ALONE, NOTHING_RELEVANT, NOW, PROJECT_LOG, RIGHT_FIX_FIRST
 from store import FixEntry, FixStore, prompt_block
 from store.paths import project_files
+from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 
 
 @pytest.fixture
 def store(data_dir: Path) -> FixStore:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     store.append(OWNER, PROJECT, PROJECT_LOG)
     store.append(OWNER, "/another/project", [make_entry(99, "login times out", project="/another/project")])
     return store
@@ -55,7 +56,7 @@ def test_k_limits_the_results(store: FixStore) -> None:
 
 
 def test_only_the_newest_of_a_lineage_is_recalled(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     old = make_entry(1, "fix login timeout", files=["src/auth.py"], solution="raised the timeout")
     new = make_entry(2, "fix the login timeout bug", files=["src/auth.py"], solution="added a retry")
     store.append(OWNER, PROJECT, [old])
@@ -67,7 +68,7 @@ def test_only_the_newest_of_a_lineage_is_recalled(data_dir: Path) -> None:
 
 
 def test_a_regressed_fix_is_flagged_and_ranked_below_a_fix_that_held(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     held = make_entry(1, "cache returns stale sessions", files=["src/cache.py"], ts=1000)
     broken = make_entry(
         2, "cache returns stale sessions", files=["src/session_cache.py"], errors=["KeyError: 'sid'"], ts=2000
@@ -87,7 +88,7 @@ def test_a_regressed_fix_is_flagged_and_ranked_below_a_fix_that_held(data_dir: P
 
 
 def test_recency_breaks_ties(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     older = make_entry(1, "parser drops the last row", files=["a/parser.py"], ts=1000)
     newer = make_entry(2, "parser drops the last row", files=["b/parser.py"], ts=2000)
     store.append(OWNER, PROJECT, [older, newer])
@@ -102,7 +103,7 @@ def test_recall_output_is_redacted_again(data_dir: Path) -> None:
     files.directory.mkdir(parents=True)
     leaked = make_entry(1, "deploy script fails", solution="ran with password=hunter2hunter2 in env")
     files.log.write_bytes(orjson.dumps(leaked.model_dump(mode="json")) + b"\n")
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     hits = store.recall(OWNER, PROJECT, "deploy script fails", now=NOW)
     assert "hunter2" not in hits[0].entry.solution and "[REDACTED]" in hits[0].entry.solution
     assert "hunter2" not in prompt_block(hits, now=NOW)
@@ -113,7 +114,7 @@ def test_stale_entries_are_marked_not_dropped(data_dir: Path, tmp_path: Path) ->
     workspace = tmp_path / "ws"
     (workspace / "src").mkdir(parents=True)
     (workspace / "src" / "kept.py").write_text("")
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     gone: FixEntry = make_entry(1, "parser crash on empty file", files=["src/removed.py"], commit="aaaaaaa")
     kept: FixEntry = make_entry(2, "parser crash on unicode", files=["src/kept.py"], commit="bbbbbbb")
     store.append(OWNER, PROJECT, [gone, kept])

@@ -18,6 +18,7 @@ from store.recall.ranking import DEFAULT_WEIGHTS, Signals
 from store.recall.signatures import ErrorIndex, error_words, overlapping_errors, same_error
 from store.recall.vectors import dot_rows
 from store.recall.view import ProjectView, query_terms
+from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 from tests.workers.extraction.test_runner_fixtures import _event as runner_event
 from workers.extraction import Limits
@@ -339,7 +340,7 @@ def test_the_file_decides_between_two_fixes_of_the_same_task(store_dir: FixStore
 
 @pytest.fixture
 def store_dir(data_dir: object) -> FixStore:
-    return FixStore(data_dir)  # type: ignore[arg-type]
+    return fix_store(data_dir)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from store import FixEntry, FixStore, InvalidEntry, InvalidKey
 from store.paths import owner_dir, project_files
+from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 
 
@@ -39,7 +40,7 @@ def test_append_reports_added_duplicates_and_dropped(data_dir: Path) -> None:
 
 
 def test_an_empty_batch_or_only_duplicates_writes_nothing(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     store.append(OWNER, PROJECT, [make_entry(1)])
     log = project_files(data_dir / "fix_memory", OWNER, PROJECT).log
     stat = log.stat()
@@ -77,7 +78,7 @@ def test_appending_the_same_batches_twice_equals_appending_them_once(
 
 
 def test_entries_of_another_project_are_refused_and_nothing_is_written(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     stranger = make_entry(2, project="/other")
     with pytest.raises(InvalidEntry, match="/other"):
         store.append(OWNER, PROJECT, [make_entry(1), stranger])
@@ -88,9 +89,9 @@ def test_entries_of_another_project_are_refused_and_nothing_is_written(data_dir:
 @pytest.mark.parametrize(("owner", "project"), [("", PROJECT), (OWNER, "")])
 def test_empty_owner_or_project_is_refused(data_dir: Path, owner: str, project: str) -> None:
     with pytest.raises(InvalidKey):
-        FixStore(data_dir).append(owner, project, [make_entry(1, project=project)])
+        fix_store(data_dir).append(owner, project, [make_entry(1, project=project)])
     with pytest.raises(InvalidKey):
-        FixStore(data_dir).recall(owner, project, "x")
+        fix_store(data_dir).recall(owner, project, "x")
 
 
 def test_cap_must_be_positive(data_dir: Path) -> None:
@@ -99,7 +100,7 @@ def test_cap_must_be_positive(data_dir: Path) -> None:
 
 
 def test_secrets_are_redacted_before_they_are_written(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     token = "ghp_" + "a" * 36
     entry = make_entry(1, f"push with {token}", solution="export AWS_SECRET=abcdefghijklmnop1234")
     added = store.append(OWNER, PROJECT, [entry]).added[0]
@@ -109,7 +110,7 @@ def test_secrets_are_redacted_before_they_are_written(data_dir: Path) -> None:
 
 
 def test_lineage_and_projects(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     a = make_entry(1, "fix login timeout", files=["src/auth.py"])
     b = make_entry(2, "fix the login timeout bug", files=["src/auth.py"])
     store.append(OWNER, PROJECT, [a])
@@ -123,7 +124,7 @@ def test_lineage_and_projects(data_dir: Path) -> None:
 
 
 def test_forget_across_projects_touches_only_that_entry(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     one = [make_entry(i, f"one {i}", project="/one") for i in range(3)]
     two = [make_entry(i, f"two {i}", project="/two") for i in range(10, 13)]
     store.append(OWNER, "/one", one)
@@ -156,7 +157,7 @@ def test_forget_across_projects_touches_only_that_entry(data_dir: Path) -> None:
 
 def test_a_forgotten_entry_stays_forgotten_when_its_turn_is_replayed(data_dir: Path) -> None:
     """A re-run backfill or a re-published event makes the same id again: forget must stick."""
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     wrong, right = make_entry(1, "retry the payout on 500"), make_entry(2, "retry the payout on 429")
     store.append(OWNER, PROJECT, [wrong, right])
     assert store.forget(OWNER, wrong.id) is True
@@ -187,7 +188,7 @@ HOSTILE = [
 
 
 def test_text_that_cannot_be_json_is_refused_with_a_clear_error(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     with pytest.raises(InvalidEntry, match="not valid UTF-8"):
         store.append(OWNER, "\ud800", [make_entry(1, project="\ud800")])
     with pytest.raises(InvalidEntry, match="not valid UTF-8"):
@@ -197,7 +198,7 @@ def test_text_that_cannot_be_json_is_refused_with_a_clear_error(data_dir: Path) 
 
 def test_hostile_names_never_escape_the_store_root(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     for owner in HOSTILE:
         for project in HOSTILE:
             entry = make_entry(1, "task", owner=owner, project=project)
@@ -257,20 +258,20 @@ def _imported(n: int, event_id: str, **changes: object) -> FixEntry:
 
 
 def test_an_imported_turn_under_an_id_of_an_earlier_rule_is_recorded_once(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     old = _imported(1, "bf-path-derived")
     assert store.append(OWNER, PROJECT, [old]).added == [old]
     again = _imported(1, "bf-content-derived")
     result = store.append(OWNER, PROJECT, [again])
     assert (result.added, result.duplicates, result.same_content) == ([], [], [again.id])
-    assert [e.id for e in FixStore(data_dir).read(OWNER, PROJECT).entries] == [old.id]  # cold cache too
-    assert FixStore(data_dir).append(OWNER, PROJECT, [again]).same_content == [again.id]
+    assert [e.id for e in fix_store(data_dir).read(OWNER, PROJECT).entries] == [old.id]  # cold cache too
+    assert fix_store(data_dir).append(OWNER, PROJECT, [again]).same_content == [again.id]
     other = _imported(1, "bf-other-turn", ts=1_700_000_001.0)  # another time: another turn
     assert [e.id for e in store.append(OWNER, PROJECT, [other]).added] == [other.id]
 
 
 def test_harness_ids_keep_turns_of_the_same_content_apart(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     first, second = _imported(1, "turn-1"), _imported(1, "turn-2")
     assert [e.id for e in store.append(OWNER, PROJECT, [first, second]).added] == [first.id, second.id]
     imported = _imported(1, "bf-imported")  # an import is compared with imported turns only

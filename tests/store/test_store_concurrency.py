@@ -11,6 +11,7 @@ import orjson
 from store import FixStore
 from store.paths import project_files
 from store.recall.index import build_index
+from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 
 WRITERS = 8
@@ -64,7 +65,7 @@ def test_eight_processes_appending_200_entries_each(data_dir: Path) -> None:
     assert len(lines) == WRITERS * PER_WRITER
     ids = [orjson.loads(line)["id"] for line in lines]  # every line whole JSON
     assert len(set(ids)) == WRITERS * PER_WRITER
-    result = FixStore(data_dir).read(OWNER, PROJECT)
+    result = fix_store(data_dir).read(OWNER, PROJECT)
     assert len(result.entries) == WRITERS * PER_WRITER
     assert result.malformed == [] and not result.incomplete_tail
     expected = {make_entry(f"{w}-{i}").id for w in range(WRITERS) for i in range(PER_WRITER)}
@@ -76,7 +77,7 @@ def test_eight_processes_appending_200_entries_each(data_dir: Path) -> None:
 def test_concurrent_appends_with_rotation_account_for_every_entry(data_dir: Path) -> None:
     writers, per_writer, cap = 4, 60, 50
     reported = _run_writers(data_dir, writers, per_writer, cap)
-    kept = {e.id for e in FixStore(data_dir).read(OWNER, PROJECT).entries}
+    kept = {e.id for e in fix_store(data_dir).read(OWNER, PROJECT).entries}
     dropped = [i for ids in reported.values() for i in ids]
     assert len(kept) == cap
     assert len(dropped) == len(set(dropped))  # each entry dropped once, by exactly one writer

@@ -10,6 +10,7 @@ import orjson
 from store import FixStore
 from store.paths import ProjectFiles, project_files
 from store.recall.index import build_index
+from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 
 
@@ -23,7 +24,7 @@ def _quarantined(data_dir: Path) -> list[dict]:  # type: ignore[type-arg]
 
 
 def test_a_torn_last_line_is_ignored_by_readers_and_quarantined_by_the_next_writer(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     store.append(OWNER, PROJECT, [make_entry(i, f"task {i}") for i in range(3)])
     log = _files(data_dir).log
     torn = b'{"id": "fix-0123456789abcdef", "ts": 1.0, "proj'
@@ -31,15 +32,15 @@ def test_a_torn_last_line_is_ignored_by_readers_and_quarantined_by_the_next_writ
         f.write(torn)
     before = log.read_bytes()
 
-    result = FixStore(data_dir).read(OWNER, PROJECT)  # a reader: may be a write in progress
+    result = fix_store(data_dir).read(OWNER, PROJECT)  # a reader: may be a write in progress
     assert len(result.entries) == 3 and result.malformed == [] and result.incomplete_tail
-    assert FixStore(data_dir).stats(OWNER, PROJECT).malformed == 0
+    assert fix_store(data_dir).stats(OWNER, PROJECT).malformed == 0
     assert log.read_bytes() == before  # readers never modify
 
-    appended = FixStore(data_dir).append(OWNER, PROJECT, [make_entry(9, "task 9")])
+    appended = fix_store(data_dir).append(OWNER, PROJECT, [make_entry(9, "task 9")])
     assert appended.quarantined == 1
     assert log.read_bytes().endswith(b"\n")
-    assert [e.task for e in FixStore(data_dir).read(OWNER, PROJECT).entries] == [
+    assert [e.task for e in fix_store(data_dir).read(OWNER, PROJECT).entries] == [
         "task 0", "task 1", "task 2", "task 9",
     ]  # fmt: skip
     (record,) = _quarantined(data_dir)
@@ -48,14 +49,14 @@ def test_a_torn_last_line_is_ignored_by_readers_and_quarantined_by_the_next_writ
 
 
 def test_a_complete_entry_missing_only_its_newline_is_kept(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     store.append(OWNER, PROJECT, [make_entry(1, "first")])
     log = _files(data_dir).log
     with log.open("ab") as f:
         f.write(orjson.dumps(make_entry(2, "second").model_dump(mode="json")))
-    result = FixStore(data_dir).append(OWNER, PROJECT, [make_entry(3, "third")])
+    result = fix_store(data_dir).append(OWNER, PROJECT, [make_entry(3, "third")])
     assert result.quarantined == 0
-    assert [e.task for e in FixStore(data_dir).read(OWNER, PROJECT).entries] == ["first", "second", "third"]
+    assert [e.task for e in fix_store(data_dir).read(OWNER, PROJECT).entries] == ["first", "second", "third"]
 
 
 def _write_lines(data_dir: Path, lines: list[bytes]) -> Path:
@@ -75,7 +76,7 @@ def test_malformed_lines_are_reported_kept_on_append_and_quarantined_on_rewrite(
         data_dir,
         [good[0], b"not json at all", good[1], b'{"id": "bad"}', b"[1, 2]", good[2], b"", good[0], good[3]],
     )
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     result = store.read(OWNER, PROJECT)
     assert [e.task for e in result.entries] == ["task 0", "task 1", "task 2", "task 3"]
     reasons = {m.line_no: m.reason for m in result.malformed}
@@ -101,7 +102,7 @@ def test_malformed_lines_are_reported_kept_on_append_and_quarantined_on_rewrite(
 def test_invalid_utf8_is_quarantined_losslessly(data_dir: Path) -> None:
     raw = b'{"task": "\xff\xfe broken"}'
     _write_lines(data_dir, [_line(1, "task 1"), raw, _line(2, "task 2")])
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     assert [m.line_no for m in store.read(OWNER, PROJECT).malformed] == [2]
     store.forget(OWNER, make_entry(2).id)
     (record,) = _quarantined(data_dir)
@@ -111,7 +112,7 @@ def test_invalid_utf8_is_quarantined_losslessly(data_dir: Path) -> None:
 def test_rewrites_keep_other_lines_byte_for_byte_with_unknown_fields(data_dir: Path) -> None:
     odd = b'{"reviewer":"carol", ' + _line(1, "task 1")[1:]  # unknown field first, another key order
     log = _write_lines(data_dir, [odd, _line(2, "task 2"), _line(3, "task 3", tool_version=[1, 2])])
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     assert store.forget(OWNER, make_entry(2).id)
     lines = log.read_bytes().splitlines()
     assert lines == [odd, _line(3, "task 3", tool_version=[1, 2])]
@@ -135,22 +136,22 @@ def test_the_index_is_refreshed_after_every_write(data_dir: Path) -> None:
 
 
 def test_recall_reads_the_index_when_it_matches_the_log(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     entry = make_entry(1, "login timeout")
     store.append(OWNER, PROJECT, [entry])
     index = _files(data_dir).index
     # Same ids, other keywords: a store that reads the index finds the entry by them.
     index.write_bytes(orjson.dumps({entry.id: ["zanzibar", "quokka"]}))
-    hits = FixStore(data_dir).recall(OWNER, PROJECT, "zanzibar quokka")
+    hits = fix_store(data_dir).recall(OWNER, PROJECT, "zanzibar quokka")
     assert [h.entry.id for h in hits] == [entry.id]
 
 
 def test_a_missing_or_inconsistent_index_is_rebuilt_from_the_log(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     entries = [make_entry(1, "login timeout"), make_entry(2, "database pool exhausted")]
     store.append(OWNER, PROJECT, entries)
     index = _files(data_dir).index
-    expected = [h.entry.id for h in FixStore(data_dir).recall(OWNER, PROJECT, "login timeout")]
+    expected = [h.entry.id for h in fix_store(data_dir).recall(OWNER, PROJECT, "login timeout")]
     assert expected == [entries[0].id]
 
     for broken in (None, b"{not json", orjson.dumps({entries[0].id: ["zanzibar"]}), orjson.dumps([1, 2])):
@@ -158,7 +159,7 @@ def test_a_missing_or_inconsistent_index_is_rebuilt_from_the_log(data_dir: Path)
             index.unlink()
         else:
             index.write_bytes(broken)
-        fresh = FixStore(data_dir)
+        fresh = fix_store(data_dir)
         assert [h.entry.id for h in fresh.recall(OWNER, PROJECT, "login timeout")] == expected
         assert fresh.recall(OWNER, PROJECT, "zanzibar") == []  # the stale keyword is not trusted
         fresh.repair(OWNER, PROJECT)
@@ -166,7 +167,7 @@ def test_a_missing_or_inconsistent_index_is_rebuilt_from_the_log(data_dir: Path)
 
 
 def test_a_second_store_sees_every_change_of_the_first(data_dir: Path) -> None:
-    writer, reader = FixStore(data_dir), FixStore(data_dir)
+    writer, reader = fix_store(data_dir), fix_store(data_dir)
     assert reader.read(OWNER, PROJECT).entries == []
     writer.append(OWNER, PROJECT, [make_entry(1, "login timeout")])
     assert len(reader.read(OWNER, PROJECT).entries) == 1

@@ -11,6 +11,7 @@ import pytest
 
 from store import FixStore, StoreUnavailable
 from store.paths import project_files
+from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 
 
@@ -22,13 +23,13 @@ def test_a_data_dir_that_is_a_file_is_named_in_the_error(tmp_path: Path) -> None
     blocker = tmp_path / "data"
     blocker.write_text("not a directory")
     with pytest.raises(StoreUnavailable) as caught:
-        FixStore(blocker).append(OWNER, PROJECT, [make_entry(1)])
+        fix_store(blocker).append(OWNER, PROJECT, [make_entry(1)])
     assert str(blocker) in str(caught.value)
     assert caught.value.path.startswith(str(blocker))
 
 
 def test_an_unwritable_directory_is_named_in_the_error(data_dir: Path) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     store.append(OWNER, PROJECT, [make_entry(1)])
     directory = _log(data_dir).parent
     directory.chmod(0o500)
@@ -94,11 +95,11 @@ def test_enospc_during_rotation_leaves_the_old_log_intact(
 
     monkeypatch.undo()  # space is back: the same batch goes in
     assert [e.id for e in store.append(OWNER, PROJECT, [make_entry(9, "task 9")]).added] == [make_entry(9).id]
-    assert len(FixStore(data_dir).read(OWNER, PROJECT).entries) == 5
+    assert len(fix_store(data_dir).read(OWNER, PROJECT).entries) == 5
 
 
 def test_enospc_during_append_leaves_no_torn_line(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     store.append(OWNER, PROJECT, [make_entry(1, "first")])
     log = _log(data_dir)
     before = log.read_bytes()
@@ -116,17 +117,17 @@ def test_enospc_during_append_leaves_no_torn_line(data_dir: Path, monkeypatch: p
         store.append(OWNER, PROJECT, [make_entry(2, "second"), make_entry(3, "third")])
     monkeypatch.undo()
     assert log.read_bytes() == before  # the half-written batch was cut back
-    result = FixStore(data_dir).read(OWNER, PROJECT)
+    result = fix_store(data_dir).read(OWNER, PROJECT)
     assert [e.task for e in result.entries] == ["first"] and not result.incomplete_tail
 
 
 def test_an_unreadable_log_is_named_in_the_error(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = FixStore(data_dir)
+    store = fix_store(data_dir)
     store.append(OWNER, PROJECT, [make_entry(1)])
     log = _log(data_dir)
     _fail_on(monkeypatch, "open", lambda where: where == str(log), errno.EACCES)
     with pytest.raises(StoreUnavailable, match="permission denied") as caught:
-        FixStore(data_dir).recall(OWNER, PROJECT, "anything")
+        fix_store(data_dir).recall(OWNER, PROJECT, "anything")
     assert caught.value.path == str(log)
 
 

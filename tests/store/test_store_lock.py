@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from store import FixStore, StoreUnavailable
+from store import StoreUnavailable
 from store.paths import ROOT_DIR_NAME, project_files
+from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 
 
@@ -58,7 +59,7 @@ def test_every_write_holds_the_flock_with_or_without_a_lock_factory(
             seen.append((bool(inside), _flock_held(lock_file)))
         return 1_767_225_600.0
 
-    store = FixStore(tmp_path, lock_factory=factory if with_factory else None, clock=clock)
+    store = fix_store(tmp_path, lock_factory=factory if with_factory else None, clock=clock)
     first, second = make_entry("a", "first fix"), make_entry("b", "second fix")
     store.append(OWNER, PROJECT, [first])
     store.append(OWNER, PROJECT, [second])
@@ -85,8 +86,8 @@ def test_a_file_system_without_flock_relies_on_the_factory_alone(
         taken.append(project_key)
         yield
 
-    with_lease = FixStore(tmp_path / "a", lock_factory=lease)
+    with_lease = fix_store(tmp_path / "a", lock_factory=lease)
     assert with_lease.append(OWNER, PROJECT, [make_entry("a", "first fix")]).added
     assert taken == [PROJECT]
     with pytest.raises(StoreUnavailable, match="No locks available"):
-        FixStore(tmp_path / "b").append(OWNER, PROJECT, [make_entry("a", "first fix")])
+        fix_store(tmp_path / "b").append(OWNER, PROJECT, [make_entry("a", "first fix")])

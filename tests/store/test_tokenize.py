@@ -107,7 +107,13 @@ def test_match_form_leaves_non_words_alone(token: str) -> None:
 def test_tokens_stay_plain_in_the_index() -> None:
     """Stemming happens at match time: ``tokenize`` (the on-disk index keywords) does not stem."""
     assert tokenize("retries invoices segfaults") == ["retries", "invoices", "segfaults"]
-    assert match_forms(tokenize("retries invoices segfaults")) == ["retri", "invoic", "crash"]
+    # each folds with its base word (and segfault into the crash group), whatever the stemmer spells it as
+    assert match_forms(tokenize("retries invoices segfaults")) == [
+        match_form("retry"),
+        match_form("invoice"),
+        match_form("crash"),
+    ]
+    assert len(set(match_forms(["retry", "invoice", "crash"]))) == 3
 
 
 def test_every_lexicon_word_maps_to_its_group_and_no_word_is_a_stopword() -> None:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import redis
 
 from store import FixStore
 from store.entry import FixEntry, entry_id
+from tests import configs
 from workers.locks import redis_lock_factory
 
 
@@ -26,8 +29,14 @@ def counter(url: str, path: Path, n: int) -> None:
             path.write_text(str(value + 1))
 
 
+def _default_lock(url: str) -> Callable[[str, str], AbstractContextManager[object]]:
+    """The project lock of the default settings."""
+    lease, wait = configs.DEFAULTS.lock_lease_seconds, configs.DEFAULTS.lock_wait_seconds
+    return redis_lock_factory(redis.Redis.from_url(url), lease=lease, wait=wait)
+
+
 def append(url: str, data_dir: Path, n: int, tag: str) -> None:
-    store = FixStore(data_dir, cap=100_000, lock_factory=redis_lock_factory(redis.Redis.from_url(url)))
+    store = FixStore(data_dir, cap=100_000, lock_factory=_default_lock(url))
     for i in range(n):
         event = f"{tag}-{i}"
         entry = FixEntry(

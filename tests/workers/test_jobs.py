@@ -14,6 +14,7 @@ import redis
 from ingest import keys
 from ingest.errors import DeadLetterReason
 from store import AppendResult, FixStore, StoreUnavailable
+from tests import configs
 from tests.ingest.turns import turn, wire
 from workers import jobs
 from workers.counters import read_counters
@@ -80,7 +81,7 @@ def test_tally_latency_never_negative_under_clock_skew() -> None:
 
 
 def _context(client: redis.Redis, data_dir: Path, **kw: object) -> WorkerContext:
-    return WorkerContext(client=client, store=FixStore(data_dir), name="w1", **kw)  # type: ignore[arg-type]
+    return configs.worker_context(client, configs.fix_store(data_dir), name="w1", **kw)
 
 
 def _batch(client: redis.Redis, job_id: str, items: list[tuple[str, bytes]]) -> None:
@@ -208,7 +209,7 @@ def _kill() -> None:
 
 
 def _lines_by_outcome(data_dir: Path) -> dict[str, int]:
-    entries = FixStore(data_dir).read("alice", "github.com/acme/widgets").entries
+    entries = configs.fix_store(data_dir).read("alice", "github.com/acme/widgets").entries
     return dict(Counter(e.outcome for e in entries))
 
 

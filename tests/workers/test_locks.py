@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from ingest import keys
-from store import FixStore
+from tests.configs import fix_store
 from workers.errors import LockLost, LockTimeout
 from workers.locks import RedisLeaseLock, redis_lock_factory
 
@@ -55,7 +55,7 @@ def test_store_writers_in_separate_processes_lose_nothing(
     redis_url: str, redis_client: redis.Redis, data_dir: Path
 ) -> None:
     _children(redis_url, "append", data_dir, n=4, count=25)
-    read = FixStore(data_dir).read("owner", "project")
+    read = fix_store(data_dir).read("owner", "project")
     assert len(read.entries) == 100
     assert len({e.id for e in read.entries}) == 100
     assert read.malformed == [] and not read.incomplete_tail
@@ -94,8 +94,7 @@ def test_a_killed_holder_frees_the_project_after_the_lease(redis_url: str, redis
 def test_a_lapsed_lease_is_reported(redis_client: redis.Redis) -> None:
     key = keys.project_lock("o", "p")
     with pytest.raises(LockLost, match="lapsed"), RedisLeaseLock(redis_client, key, lease=0.3, wait=1.0):
-        redis_client.delete(key)  # as if the holder had been paused past its lease
-        time.sleep(0.3)
+        redis_client.delete(key)  # as if the holder had been paused past its lease: the release finds it gone
 
 
 def test_factory_locks_per_project(redis_client: redis.Redis) -> None:

@@ -16,6 +16,7 @@ from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
 from ingest import keys
+from tests import configs
 from workers.reaper import reap_queue
 from workers.worker import FixmemQueue, FixmemWorker, WorkerOptions, build_worker, run_worker
 
@@ -37,7 +38,7 @@ def q(client: redis.Redis, name: str = LIVE) -> Queue:
 
 
 def options(**kw: Any) -> WorkerOptions:
-    return WorkerOptions(queues=(LIVE, BACKFILL), **kw)
+    return configs.worker_options(queues=(LIVE, BACKFILL), **kw)
 
 
 def test_live_jobs_run_before_backfill_jobs(redis_url: str, redis_client: redis.Redis) -> None:
@@ -167,7 +168,7 @@ def test_a_long_job_keeps_its_lease(redis_url: str, redis_client: redis.Redis) -
     queue = q(redis_client)
     job = queue.enqueue("tests.workers.helpers.slow_record", redis_url, "order", "slow", 3.0, result_ttl=0)
     worker = build_worker(
-        redis_client, options(lease_seconds=2, heartbeat_seconds=0.25)
+        redis_client, options(job_lease_seconds=2, heartbeat_seconds=0.25)
     )  # RQ scores: whole s
     done = threading.Event()
 

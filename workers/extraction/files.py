@@ -5,11 +5,21 @@ writes (skipped when the tool reported failure or nothing changed), patch tools 
 apply_patch envelopes, shell writes (``shell_writes``), Python cells, and diffs found in unknown tools'
 inputs and outputs. Reads touch nothing. Rules applied at the end:
 
-- a file created and deleted in the same turn is scratch (``reproduce.py``), not a fix file;
+- a file created and deleted in the same turn is scratch (``reproduce.py``), not a fix file, and so is
+  whatever the turn touched under a directory it removes with ``rm -rf``;
 - a deleted file that existed before the turn is a change (it stays in the list);
 - ``git checkout -- f`` / ``git restore f`` undoes the turn's changes to ``f``;
-- the last full ``git diff`` (or SWE-agent ``submit``) printed in the turn is authoritative: the list is its
-  files plus whatever was touched after it;
+- ``git stash`` sets the turn's changes to tracked files aside, ``git stash pop|apply`` brings them back;
+- a file a program wrote without reading it (``open('out.fits', 'w')`` in a script) and a file removed
+  without the turn touching it before, when it is not source or configuration (``rm db.sqlite3``) or
+  removed with ``rm -f`` (a clean-up that does not care whether it exists), are a program's outputs,
+  not edits, unless the turn edits the file otherwise (``sed -i``, a heredoc, an edit tool) or a read
+  tool showed it (a program then rewrote a file the agent had read);
+- the last of git's own listings wins: a full ``git diff`` (or SWE-agent ``submit``) decides the list (its
+  files plus whatever was touched after it); a ``git status`` or ``git diff --stat|--name-only|
+  --name-status`` (``git_evidence``) decides for the files it covers;
+- ``harness_meta.changed_files`` (the SDK's before/after snapshot of the working tree), when the harness
+  sends it, is the truth and replaces all of the above;
 - paths are workspace-relative, deduplicated, in first-touched order; ``/dev/null``, temp dirs and paths
   outside the workspace are dropped (``paths.PathResolver``).
 """
@@ -23,6 +33,7 @@ from typing import Any
 
 from ingest.schema import ToolEvent
 from workers.extraction.diffs import DiffFile, looks_like_patch, parse_patch
+from workers.extraction.git_evidence import GitEvidence, evidence_of
 from workers.extraction.limits import Limits, clip, scan_window
 from workers.extraction.paths import PathResolver
 from workers.extraction.shell import parse_commands
@@ -45,6 +56,17 @@ _DIFF_VIEW_FLAGS = {
     "--exit-code",
 }
 _DIFF_REVS = re.compile(r"^(?:HEAD|@|[0-9a-f]{7,40})(?:[~^]\d*)*$")
+_SYNTAX_ERROR = re.compile(r"syntax error near unexpected token|unexpected EOF while looking for matching")
+# A file the turn never touched and then removes is a change when it is source or configuration; anything
+# else (``out.fits``, ``db.sqlite3``, ``plot.png``, ``debug.log``) is a program's output being cleaned up.
+_SOURCE_EXTENSIONS = frozenset({
+        "py", "pyi", "pyx", "js", "mjs", "cjs", "jsx", "ts", "tsx", "go", "rs", "java", "kt", "kts",
+        "scala", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "fs", "rb", "php", "swift", "m", "mm",
+        "sh", "bash", "zsh", "ps1", "lua", "pl", "pm", "r", "jl", "ex", "exs", "erl", "hs", "ml", "clj",
+        "dart", "vue", "svelte", "sql", "proto", "toml", "yaml", "yml", "cfg", "ini", "md", "rst", "in",
+})  # fmt: skip
+_LISTING_HINT = re.compile(r"\bstatus\b|--(?:stat|name-only|name-status|numstat)\b")
+_NOT_REMOVED = re.compile(r"cannot remove '([^'\n]+)': No such file")
 _CWD_KEYS = ("cwd", "workdir", "working_dir", "dir")
 _SEEN_CHARS = 200_000
 
@@ -53,6 +75,7 @@ _SEEN_CHARS = 200_000
 class _Touch:
     created: bool
     alive: bool = True
+    weak: bool = False  # only a program's output or an untouched file removed: an edit if named otherwise
 
 
 @dataclass
@@ -99,9 +122,18 @@ class _Collector:
         self.symbols: dict[str, list[str]] = {}
         self.final_diff: tuple[int, list[DiffFile]] | None = None
         self.seen: dict[str, str] = {}  # path -> the last content a read showed (locates edits' symbols)
+        self.evidence: tuple[int, GitEvidence, str | None] | None = None  # git's last listing, its cwd
+        # calls that may print a git listing: (event index, command, output, exit code, cwd)
+        self.listings: list[tuple[int, str, str, int | None, str | None]] = []
 
     def add(self, index: int, op: FileOp) -> None:
+        if op.kind in {"stash", "unstash"}:
+            self.ops.append((index, op.kind, ""))
+            return
         path = self.resolver.resolve(op.path, op.cwd)
+        if path is None and op.kind == "revert" and op.path.rstrip("/") in {".", ""}:
+            base = self.resolver.resolve(op.cwd or "") if op.cwd != self.resolver.workspace else None
+            path = base or "."  # ``git checkout .``: everything under the directory
         if path is not None:
             self.ops.append((index, op.kind, path))
 
@@ -166,18 +198,27 @@ def _structured(c: _Collector, index: int, event: ToolEvent, family: Family) -> 
         )
 
 
-def _shell(c: _Collector, index: int, event: ToolEvent) -> None:
+def _shell(c: _Collector, index: int, event: ToolEvent, *, persistent_cwd: bool) -> None:
     command = clip(shell_command_of(event.input), c.limits.max_input_chars) or event.tool.strip().lower()
+    default = c.cwd if persistent_cwd else (c.resolver.workspace or None)
     start = next(
-        (v for k in _CWD_KEYS if isinstance(v := event.input.get(k), str) and v.startswith("/")), c.cwd
+        (v for k in _CWD_KEYS if isinstance(v := event.input.get(k), str) and v.startswith("/")), default
     )
     effects = shell_effects(command, start, c.contents)
-    c.cwd = effects.cwd if effects.cwd else c.cwd
-    for op in effects.ops:
-        c.add(index, op)
+    if persistent_cwd and effects.cwd:
+        c.cwd = effects.cwd
+    if not (event.exit_code == 2 and _SYNTAX_ERROR.search(event.output[:2_000])):  # else nothing ran
+        missing: set[str] = set()
+        if effects.ops and "cannot remove" in event.output:
+            missing = set(_NOT_REMOVED.findall(event.output[:20_000]))
+        for op in effects.ops:
+            if not (op.kind in {"delete", "discard"} and op.path in missing):  # it was not there
+                c.add(index, op)
     if event.exit_code in {126, 127}:
         return
-    if prints_full_diff(command):
+    if "git" in command and _LISTING_HINT.search(command):  # read at the end, only if it can decide
+        c.listings.append((index, command, event.output, event.exit_code, effects.cwd or start))
+    if prints_full_diff(command):  # ``git status && git diff``: no listing (two commands), a full diff
         diffs = parse_patch(scan_window(event.output, c.limits))
         if diffs:
             c.final_diff = (index, diffs)
@@ -200,8 +241,19 @@ def _diffs_in(c: _Collector, index: int, texts: Sequence[str]) -> None:
             c.add_diffs(index, parse_patch(text))
 
 
-def collect_files(events: Sequence[ToolEvent], resolver: PathResolver, limits: Limits) -> FilesResult:
-    """The files a turn's tool events touched and the symbols changed in them (module rules apply)."""
+def collect_files(
+    events: Sequence[ToolEvent],
+    resolver: PathResolver,
+    limits: Limits,
+    *,
+    persistent_cwd: bool = True,
+    changed_files: Sequence[str] | None = None,
+) -> FilesResult:
+    """The files a turn's tool events touched and the symbols changed in them (module rules apply).
+
+    ``persistent_cwd``: whether a ``cd`` in one shell call holds for the next (a live shell session);
+    false for harnesses that run each command in a fresh subshell (mini-swe-agent). ``changed_files``:
+    the harness's own list of the files the turn changed; when given it is the list."""
     c = _Collector(resolver, limits)
     for index, event in enumerate(events):
         family = family_of(event.tool, event.input)
@@ -209,7 +261,7 @@ def collect_files(events: Sequence[ToolEvent], resolver: PathResolver, limits: L
             _remember(c, event)
             continue
         if family is Family.SHELL or event.tool.strip().lower() == "submit":
-            _shell(c, index, event)
+            _shell(c, index, event, persistent_cwd=persistent_cwd)
         elif family in {Family.EDIT, Family.WRITE}:
             _structured(c, index, event, family)
         elif family is Family.PATCH:
@@ -232,41 +284,106 @@ def collect_files(events: Sequence[ToolEvent], resolver: PathResolver, limits: L
             family is Family.EDIT and edit_failed(event.output, event.exit_code, event.ok)
         ):
             _diffs_in(c, index, [clip(event.diff, limits.max_input_chars)])
+    if changed_files is not None:
+        truth = [p for f in changed_files if (p := resolver.resolve(f)) is not None]
+        return _symbols_of(c, list(dict.fromkeys(truth))[: limits.max_files], limits, authoritative=True)
     return _finish(c, limits)
 
 
 def _replay(ops: Sequence[tuple[int, str, str]]) -> dict[str, _Touch]:
     touched: dict[str, _Touch] = {}
+    stashed: dict[str, _Touch] = {}
     for _, kind, path in ops:
         if kind == "revert":
-            touched.pop(path, None)
-        elif kind == "delete":
+            for child in [p for p in touched if p == path or p.startswith(path + "/") or path == "."]:
+                del touched[child]
+        elif kind == "stash":  # tracked changes set aside; files the turn created stay
+            stashed = {p: t for p, t in touched.items() if not t.created}
+            touched = {p: t for p, t in touched.items() if t.created}
+        elif kind == "unstash":
+            touched.update(stashed)
+            stashed = {}
+        elif kind in {"delete", "discard"}:
             under = [p for p in touched if p.startswith(path.rstrip("/") + "/")]
             for child in under:
-                touched[child].alive = False
+                if kind == "discard":  # ``rm -rf repro/``: a scratch tree the turn made and cleans up
+                    del touched[child]
+                else:
+                    touched[child].alive = False
             if path in touched:
                 touched[path].alive = False
             elif not under and "." in path.rsplit("/", 1)[-1]:
-                touched[path] = _Touch(created=False, alive=False)
+                source = kind == "delete" and path.rsplit(".", 1)[-1].lower() in _SOURCE_EXTENSIONS
+                touched[path] = _Touch(created=False, alive=False, weak=not source)
         else:
-            touch = touched.setdefault(path, _Touch(created=kind == "create"))
+            touch = touched.setdefault(path, _Touch(created=kind == "create", weak=kind == "output"))
             touch.alive = True
+            touch.weak = touch.weak and kind == "output"
     return touched
+
+
+def _named(c: _Collector) -> set[str]:
+    """Files a read tool showed: a program's output there is a rewrite of a file the agent looked at."""
+    return set(c.seen)
+
+
+def _kept(touched: dict[str, _Touch], named: set[str] | None) -> list[str]:
+    return [
+        p
+        for p, t in touched.items()
+        if (t.alive or not t.created) and (not t.weak or (named is not None and p in named))
+    ]
+
+
+def _with_evidence(c: _Collector, touched: dict[str, _Touch], kept: list[str], named: set[str]) -> list[str]:
+    """The list once git's last listing decides for the files it covers (``git_evidence``)."""
+    assert c.evidence is not None
+    at, ev, cwd = c.evidence
+    base = cwd if ev.relative_to_cwd else (c.resolver.workspace or None)
+    listed = [p for f in ev.files + ev.deleted if (p := c.resolver.resolve(f, base)) is not None]
+    dirs = [p for d in ev.untracked_dirs if (p := c.resolver.resolve(d.rstrip("/"), base)) is not None]
+    before = _replay([op for op in c.ops if op[0] <= at])
+    listed += [p for p in before if before[p].alive and any(p.startswith(d + "/") for d in dirs)]
+    specs = [p for s in ev.pathspecs if (p := c.resolver.resolve(s.rstrip("/"), base)) is not None]
+
+    def covered(path: str) -> bool:
+        in_spec = not ev.pathspecs or any(path == s or path.startswith(s + "/") for s in specs)
+        tracked = not (path in before and before[path].created)
+        return in_spec and (ev.covers_untracked or tracked)
+
+    later = _kept(_replay([op for op in c.ops if op[0] > at]), named)
+    order = {p: i for i, p in enumerate(touched)}
+    decided = sorted(dict.fromkeys(listed), key=lambda p: order.get(p, len(order)))
+    rest = [p for p in kept if not covered(p)]
+    return list(dict.fromkeys([*rest, *decided, *later]))
 
 
 def _finish(c: _Collector, limits: Limits) -> FilesResult:
     touched = _replay(c.ops)
-    kept = [p for p, t in touched.items() if t.alive or not t.created]
+    weak = any(t.weak for t in touched.values())
+    for at, command, output, exit_code, cwd in reversed(c.listings):
+        if c.final_diff is not None and at <= c.final_diff[0]:
+            break  # a full diff came later: it decides
+        evidence = evidence_of(command, output, exit_code)
+        if evidence is not None:
+            c.evidence = (at, evidence, cwd)
+            break
+    named = _named(c) if weak or c.evidence is not None else set()
+    kept = _kept(touched, named)
     authoritative = c.final_diff is not None
-    if c.final_diff is not None:
+    if c.evidence is not None and (c.final_diff is None or c.evidence[0] > c.final_diff[0]):
+        kept = _with_evidence(c, touched, kept, named)
+    elif c.final_diff is not None:
         at, diffs = c.final_diff
         from_diff = [p for d in diffs if (p := c.resolver.resolve(d.path)) is not None]
-        later = _replay([op for op in c.ops if op[0] > at])
-        later_kept = [p for p, t in later.items() if t.alive or not t.created]
+        later_kept = _kept(_replay([op for op in c.ops if op[0] > at]), named)
         order = {p: i for i, p in enumerate(touched)}
         from_diff.sort(key=lambda p: order.get(p, len(order)))
         kept = list(dict.fromkeys([*from_diff, *later_kept]))
-    files = kept[: limits.max_files]
+    return _symbols_of(c, kept[: limits.max_files], limits, authoritative=authoritative)
+
+
+def _symbols_of(c: _Collector, files: list[str], limits: Limits, *, authoritative: bool) -> FilesResult:
     symbols: list[str] = []
     for path in files:
         for name in c.symbols.get(path, []):

@@ -20,7 +20,7 @@ from ingest.schema import HarnessMeta, ToolEvent
 from store.entry import Outcome, TestRun
 from workers.extraction.limits import Limits, WordSet, clip, scan_window
 from workers.extraction.shell import parse_commands
-from workers.extraction.testruns import Summary, parse_summary, runner_of
+from workers.extraction.testruns import RunSummary, parse_summary, runner_of
 from workers.extraction.tools import Family, family_of, shell_command_of
 
 _DID_NOT_RUN = re.compile(
@@ -94,7 +94,7 @@ def run_of(event: ToolEvent, limits: Limits) -> Run | None:
     if runner is None or event.exit_code in {126, 127}:
         return None
     output = scan_window(event.output, limits)
-    summary: Summary | None = parse_summary(output)
+    summary: RunSummary | None = parse_summary(output)
     if summary is None and _DID_NOT_RUN.search(output[-4000:] if len(output) > 4000 else output):
         return None
     if summary is not None and summary.ok is None:
@@ -128,7 +128,7 @@ def last_run(events: Sequence[ToolEvent], limits: Limits) -> Run | None:
     return None
 
 
-def decide(run: Run | None, meta: HarnessMeta) -> tuple[TestRun | None, Outcome]:
+def decide_outcome(run: Run | None, meta: HarnessMeta) -> tuple[TestRun | None, Outcome]:
     """The entry's ``tests`` and ``outcome`` from the last run and the harness's own verdict."""
     tests: TestRun | None = None
     if meta.tests is not None:

@@ -112,7 +112,7 @@ def _extend(word: list[str] | None, parts: list[str]) -> list[str]:
     return word
 
 
-def tokenize(text: str) -> list[str | _Heredoc | tuple[str]]:
+def shell_tokens(text: str) -> list[str | _Heredoc | tuple[str]]:
     """Words (str), operators (1-tuples) and heredoc bodies; never raises."""
     tokens: list[str | _Heredoc | tuple[str]] = []
     pending: list[_Heredoc] = []
@@ -228,7 +228,7 @@ def _parse_commands(text: str) -> tuple[Command, ...]:
         return (Command(argv=argv, words=tuple(unwrap(argv))),) if argv else ()
     commands: list[Command] = []
     current = Command()
-    tokens = tokenize(text)
+    tokens = shell_tokens(text)
     i = 0
     while i < len(tokens):
         token = tokens[i]

@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workers.extraction.diffs import parse_patch
 from workers.extraction.limits import WordSet
+from workers.extraction.pyscript import python_file_effects
 from workers.extraction.shell import Command, parse_commands
 from workers.extraction.testruns import runner_of
 
-_PY_OPEN = re.compile(
-    r"""open\(\s*(?:r|f|rb|b)?(['"])([^'"\n]+)\1\s*,\s*(?:mode\s*=\s*)?(['"])([^'"]*[wax+][^'"]*)\3"""
-)
-_PY_PATH_WRITE = re.compile(r"""Path\(\s*(['"])([^'"\n]+)\1\s*\)\s*\.\s*write_(?:text|bytes)\(""")
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?$")
 # Every writer below needs one of these in its command line (a cheap first test, false hits are fine).
 _MAY_WRITE = WordSet(
@@ -48,8 +45,12 @@ _MAY_WRITE = WordSet(
         "sh",
         "cd",
         "pushd",
+        "ed ",
+        "ex ",
+        "./",
     )
 )
+_MAX_DEPTH = 2  # a script that runs a script that runs a script: the third is not read
 # Commands whose output is a report of building, checking, testing or installing, never a file's content:
 # a file such a command's output is redirected to (``make > build.log``, ``pytest | tee t.log``) is a log.
 # ``None``: whatever the subcommand; else the subcommands (first argument) that report. ``run`` is not
@@ -76,7 +77,8 @@ _PERL_VALUE_FLAGS = {"-e", "-E", "-M", "-m", "-I", "-x"}
 
 @dataclass(frozen=True)
 class FileOp:
-    """One effect on one file. ``kind``: create | write | delete | revert."""
+    """One effect on one file. ``kind``: create | write | output (written by a program without being read:
+    see ``pyscript``) | delete | discard (``rm -f``: deleted if it was there) | revert | stash | unstash."""
 
     kind: str
     path: str
@@ -157,10 +159,40 @@ def _perl_files(args: list[str]) -> list[str]:
     return files
 
 
-def _python_writes(code: str) -> list[str]:
-    paths = [m.group(2) for m in _PY_OPEN.finditer(code)]
-    paths += [m.group(2) for m in _PY_PATH_WRITE.finditer(code)]
-    return paths
+def _python_ops(code: str, argv: Sequence[str], cwd: str | None, named: Sequence[str] = ()) -> list[FileOp]:
+    """The effects of Python code; a program's output is an edit when the command that runs it names the
+    file (``python3 fix.py src/a.py``, ``python3 fix.py < src/a.py``)."""
+    return [
+        FileOp("write" if kind == "output" and path in named else kind, path, cwd)
+        for kind, path in python_file_effects(code, argv)
+    ]
+
+
+def _script_ops(
+    program: str, args: list[str], contents: dict[str, str], cwd: str | None, named: Sequence[str] = ()
+) -> list[FileOp]:
+    """What running a script the turn wrote earlier does: ``python3 fix.py a.py``, ``bash edit.sh``,
+    ``./fix.py``. Python scripts are read by ``pyscript``, shell scripts by ``shell_effects``."""
+    if _PYTHON.match(program):
+        flags = {"-u", "-B", "-O", "-OO", "-s", "-S", "-E", "-I", "-q"}
+        rest = [a for a in args if a not in flags]
+        if not rest or rest[0].startswith("-"):
+            return []
+        script, script_args, kind = rest[0], rest[1:], "python"
+    elif program in {"bash", "sh", "zsh"}:
+        rest = [a for a in args if a not in {"-e", "-x", "-ex", "-xe", "-u", "-eu"}]
+        if not rest or rest[0].startswith("-"):
+            return []
+        script, script_args, kind = rest[0], rest[1:], "shell"
+    else:
+        script, script_args = program, args
+        kind = "python" if program.endswith(".py") else "shell"
+    body = contents.get(_join(cwd, script))
+    if body is None:
+        return []
+    if kind == "python":
+        return _python_ops(body, script_args, cwd, [*script_args, *named])
+    return shell_effects(body, cwd, contents, depth=1).ops
 
 
 def _patch_text(cmd: Command, args: list[str], contents: Mapping[str, str], cwd: str | None) -> str:
@@ -222,8 +254,20 @@ def _git_ops(args: list[str], cmd: Command, contents: Mapping[str, str], cwd: st
         return _copy_ops("delete", rest, cwd)
     if sub == "checkout" and "--" in rest:
         return [FileOp("revert", p, cwd) for p in rest[rest.index("--") + 1 :]]
+    if sub == "checkout" and not {"-b", "-B", "--orphan"} & set(rest):
+        # ``git checkout f.py``: a path, or a branch; reverting a path the turn never touched is a no-op
+        return [FileOp("revert", p, cwd) for p in _positionals(rest, set()) if "." in p or "/" in p]
     if sub == "restore" and ("--staged" not in rest or "--worktree" in rest):
         return [FileOp("revert", p, cwd) for p in _positionals(rest, {"-s", "--source"})]
+    if sub == "reset" and "--hard" in rest:
+        return [FileOp("stash", ".", cwd)]  # tracked changes dropped: a stash never popped
+    if sub == "stash":
+        action = rest[0] if rest else "push"
+        if action in {"push", "save"} or (action.startswith("-") and action not in {"-h", "--help"}):
+            return [FileOp("stash", ".", cwd)]
+        if action in {"pop", "apply"}:
+            return [FileOp("unstash", ".", cwd)]
+        return []
     if sub == "apply" and not {"--check", "--stat", "--numstat", "--summary"} & set(rest):
         return _patch_ops(_patch_text(cmd, rest, contents, cwd), cwd)
     return []
@@ -263,7 +307,12 @@ def _output_is_content(cmd: Command) -> bool:
 
 
 def _command_ops(
-    cmd: Command, contents: dict[str, str], cwd: str | None, *, reading_a_report: bool = False
+    cmd: Command,
+    contents: dict[str, str],
+    cwd: str | None,
+    *,
+    reading_a_report: bool = False,
+    depth: int = 0,
 ) -> list[FileOp]:
     """The file effects of one simple command. Redirections write a file only when stdout goes there
     and carries content (``_output_is_content``): stderr (``2>``), both streams (``&>``, ``>&``,
@@ -300,7 +349,8 @@ def _command_ops(
     elif program == "touch":
         ops.extend(FileOp("create", p, cwd) for p in _positionals(args, {"-d", "-r", "-t"}))
     elif program in {"rm", "unlink"}:
-        ops.extend(FileOp("delete", p, cwd) for p in _positionals(args, set()))
+        forced = any(re.match(r"^-[a-zA-Z]*f", a) or a == "--force" for a in args)
+        ops.extend(FileOp("discard" if forced else "delete", p, cwd) for p in _positionals(args, set()))
     elif program == "git":
         git_args = list(args)
         while git_args and git_args[0].startswith("-"):
@@ -312,20 +362,30 @@ def _command_ops(
         ops.extend(_patch_ops(_patch_text(cmd, args, contents, cwd), cwd))
     elif program == "create" and len(args) == 1:
         ops.append(FileOp("create", args[0], cwd))
+    elif program in {"ed", "ex"}:
+        ops.extend(FileOp("write", p, cwd) for p in _positionals(args, {"-p"})[:1])
     elif _PYTHON.match(program):
-        code = args[args.index("-c") + 1] if "-c" in args and args.index("-c") + 1 < len(args) else None
-        if code is None and (not args or args[0] == "-") and cmd.stdin:
-            code = cmd.stdin
-        if code:
-            ops.extend(FileOp("write", p, cwd) for p in _python_writes(code))
+        named = [t for op, t in cmd.redirects if op == "<"]
+        if "-c" in args and args.index("-c") + 1 < len(args):
+            at = args.index("-c")
+            ops.extend(_python_ops(args[at + 1], args[at + 2 :], cwd, [*args[at + 2 :], *named]))
+        elif (not args or args[0] == "-") and cmd.stdin:
+            ops.extend(_python_ops(cmd.stdin, args[1:], cwd, args[1:]))
+        elif depth < _MAX_DEPTH and contents and args and args[0] != "-m":
+            ops.extend(_script_ops(program, args, contents, cwd, named))
     elif program in {"bash", "sh", "zsh"} and "-c" in args and args.index("-c") + 1 < len(args):
-        nested = shell_effects(args[args.index("-c") + 1], cwd, contents)
+        nested = shell_effects(args[args.index("-c") + 1], cwd, contents, depth=depth + 1)
         ops.extend(nested.ops)
+    elif contents and depth < _MAX_DEPTH and (program in {"bash", "sh", "zsh"} or argv[0].startswith("./")):
+        ops.extend(_script_ops(program if program in {"bash", "sh", "zsh"} else argv[0], args, contents, cwd))
     return ops
 
 
-def shell_effects(text: str, cwd: str | None = None, contents: dict[str, str] | None = None) -> ShellEffects:
-    """The file effects of a command line, in order; ``contents`` carries heredoc files across calls."""
+def shell_effects(
+    text: str, cwd: str | None = None, contents: dict[str, str] | None = None, *, depth: int = 0
+) -> ShellEffects:
+    """The file effects of a command line, in order; ``contents`` carries files written whole from a
+    heredoc across calls (a script written now and run later); ``depth`` bounds scripts running scripts."""
     effects = ShellEffects(cwd=cwd, contents={} if contents is None else contents)
     if not _MAY_WRITE.found_in(text):  # `ls`, `grep …`, `pytest -q`: nothing to parse
         return effects
@@ -340,7 +400,7 @@ def shell_effects(text: str, cwd: str | None = None, contents: dict[str, str] | 
             continue
         reading_a_report = after is not None and after.piped and reports(after)
         effects.ops.extend(
-            _command_ops(cmd, effects.contents, effects.cwd, reading_a_report=reading_a_report)
+            _command_ops(cmd, effects.contents, effects.cwd, reading_a_report=reading_a_report, depth=depth)
         )
     return effects
 
@@ -349,7 +409,7 @@ def python_effects(code: str, cwd: str | None = None) -> list[FileOp]:
     """Files a Python cell writes (``open(…, "w")``, ``Path(…).write_text``) or edits through
     OpenHands agent skills (``edit_file_by_replace``, ``insert_content_at_line``, ``append_file``,
     ``create_file``)."""
-    ops = [FileOp("write", p, cwd) for p in _python_writes(code)]
+    ops = _python_ops(code, (), cwd)
     for match in re.finditer(
         r"""\b(edit_file_by_replace|insert_content_at_line|append_file|create_file|edit_file)\(\s*"""
         r"""(?:file_name\s*=\s*)?(['"])([^'"\n]+)\2""",

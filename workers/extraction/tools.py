@@ -68,7 +68,7 @@ _PATCH_KEYS = ("patch", "input", "diff", "content", "command")
 
 # What failed edit results say (OpenHands, SWE-agent, Claude Code, Aider), checked on the first lines:
 # shapes at the very start, and phrases anywhere in the head. The phrases are plain substring tests (C
-# speed): one unanchored regex alternation cost ~7 % of extraction on realistic turns (py-spy).
+# speed): one unanchored regex alternation was a visible share of extraction (docs/performance.md).
 _EDIT_FAILED_START = re.compile(
     r"\s*(?:ERROR:|Error:|<tool_use_error>|\[?Your proposed edit|\[No exact match|File does not exist)"
 )

@@ -18,15 +18,17 @@ from store.redact import might_hold_secret, redact
 from workers.extraction.errors import add_signature, find_errors
 from workers.extraction.files import collect_files
 from workers.extraction.limits import Limits, clip, scan_window, select_events
-from workers.extraction.outcome import decide, last_run
+from workers.extraction.outcome import decide_outcome, last_run
 from workers.extraction.paths import PathResolver
 from workers.extraction.shell import reads_only
 from workers.extraction.solution import solution_text, tags_for
 from workers.extraction.tools import Family, family_of, shell_command_of
 
 # Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
-EXTRACTOR_VERSION = "fixmem-extract/1"
+EXTRACTOR_VERSION = "fixmem-extract/2"
 _COMMAND_CHARS = 300  # the stored test command is cut to this
+# Harnesses that run every shell command in a fresh subshell: a ``cd`` never carries to the next command.
+SUBSHELL_HARNESSES = frozenset({"mini-swe-agent"})
 
 
 class SkipReason(StrEnum):
@@ -88,12 +90,18 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         return Extracted(entry=None, skip=SkipReason.NO_OWNER)
     events = select_events(event.tool_events, limits)
     resolver = PathResolver.for_event(event.workspace, event.project_key)
-    touched = collect_files(events, resolver, limits)
+    touched = collect_files(
+        events,
+        resolver,
+        limits,
+        persistent_cwd=event.harness_meta.harness not in SUBSHELL_HARNESSES,
+        changed_files=event.harness_meta.changed_files,
+    )
     if not touched.files:
         return Extracted(entry=None, skip=SkipReason.NO_FILES)
     errors = collect_errors(events, resolver.workspace, limits)
     run = last_run(events, limits)
-    tests, outcome = decide(run, event.harness_meta)
+    tests, outcome = decide_outcome(run, event.harness_meta)
     if tests is not None:  # redacted before it is cut: a cut must never leave half a secret
         command = " ".join(redact(tests.command[: _COMMAND_CHARS * 4]).split())[:_COMMAND_CHARS]
         tests = TestRun(command=command, ok=tests.ok, summary=redact(tests.summary))

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from ingest.importers._common import (
-    MIN_CUT_CHARS,
+    MIN_FIT_CHARS,
     Origin,
     TurnDraft,
     build_events,
@@ -72,8 +72,8 @@ def test_thousands_of_tool_calls_drop_the_middle_as_a_last_resort() -> None:
     tools = [
         {
             "tool": "bash",
-            "input": {"command": f"echo {i} " + "y" * MIN_CUT_CHARS},
-            "output": "z" * MIN_CUT_CHARS,
+            "input": {"command": f"echo {i} " + "y" * MIN_FIT_CHARS},
+            "output": "z" * MIN_FIT_CHARS,
         }
         for i in range(3000)
     ]

@@ -1,4 +1,4 @@
-"""The pure backfill planning: --since, run keys, file records, the token bucket, the report."""
+"""The pure backfill planning: --since, run keys, one file; backfill jobs span projects."""
 
 from __future__ import annotations
 
@@ -9,24 +9,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.backfill import (
-    BEFORE_SINCE,
+from ingest.backfill.plan import (
     EMPTY,
     MODIFIED_BEFORE_SINCE,
     NO_TURNS,
     NOT_A_LOG,
-    BackfillError,
-    FileRecord,
-    FileStatus,
-    Sent,
-    TokenBucket,
     is_recent,
     parse_since,
     plan_file,
     run_key,
     skipped_unread,
-    summarize,
 )
+from ingest.backfill.records import BackfillError, FileRecord, FileStatus
 from ingest.batching import Accepted, parse_stream_id, plan_jobs
 from ingest.importers import UNDATED_EPOCH, ImportedFile
 from ingest.importers.files import EMPTY_FILE, UNRECOGNIZED
@@ -161,113 +155,6 @@ def test_turns_before_since_are_held_back_and_counted() -> None:
 def test_a_file_skipped_unread_says_why() -> None:
     record = skipped_unread("/f", 5, 7, MODIFIED_BEFORE_SINCE)
     assert (record.status, record.reason, record.turns) == (FileStatus.SKIPPED, MODIFIED_BEFORE_SINCE, 0)
-
-
-_ids = st.from_regex(r"\A[0-9]{1,13}-[0-9]{1,4}\Z")
-_texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
-_records = st.builds(
-    FileRecord,
-    path=_texts,
-    size=st.integers(0, 2**40),
-    mtime_ns=st.integers(0, 2**62),
-    status=st.sampled_from(FileStatus),
-    format=st.none() | st.sampled_from(["aider", "codex"]),
-    reason=_texts,
-    turns=st.integers(0, 10_000),
-    held_back=st.integers(0, 10_000),
-    sent=st.lists(st.builds(Sent, _ids, _texts, _texts, _texts), max_size=5).map(tuple),
-)
-
-
-@given(_records)
-def test_a_record_survives_the_checkpoint(record: FileRecord) -> None:
-    back = FileRecord.from_json(record.path, record.to_json())
-    assert back is not None and back.resumed
-    assert back == FileRecord(**{**record.__dict__, "resumed": True})
-
-
-@pytest.mark.parametrize("raw", [b"", b"{", b"[]", b'{"size": 1}', b'{"size": "x", "mtime_ns": 1}'])
-def test_a_damaged_checkpoint_value_means_read_the_file_again(raw: bytes) -> None:
-    assert FileRecord.from_json("/f", raw) is None
-
-
-def test_a_record_matches_only_the_same_file() -> None:
-    record = skipped_unread("/f", 10, 20, NOT_A_LOG)
-    assert record.matches(10, 20)
-    assert not record.matches(11, 20) and not record.matches(10, 21)
-
-
-# -- rate ---------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("rate", "takes", "waits"),
-    [
-        (0, [(1000, 0.0), (1000, 0.0)], [0.0, 0.0]),  # no limit
-        (10, [(10, 0.0), (10, 0.0)], [0.0, 1.0]),  # a full bucket, then one second of debt
-        (10, [(10, 0.0), (10, 1.0)], [0.0, 0.0]),  # refilled after a second
-        (10, [(5, 0.0), (5, 0.2), (5, 0.4)], [0.0, 0.0, 0.1]),  # 10 - 5 + 2 - 5 + 2 - 5 = -1 token
-        (100, [(500, 0.0)], [4.0]),  # bigger than the bucket: pay by waiting
-    ],
-)
-def test_token_bucket_table(rate: float, takes: list[tuple[int, float]], waits: list[float]) -> None:
-    bucket = TokenBucket(rate)
-    assert [bucket.take(n, now) for n, now in takes] == pytest.approx(waits)
-
-
-@given(
-    st.floats(min_value=0.5, max_value=5000),
-    st.lists(st.tuples(st.integers(1, 500), st.floats(min_value=0, max_value=2)), min_size=1, max_size=40),
-)
-def test_a_caller_that_waits_as_told_never_beats_the_rate(
-    rate: float, steps: list[tuple[int, float]]
-) -> None:
-    """Over any run, events sent by time t <= burst + rate * t (the caller sends after each wait)."""
-    bucket = TokenBucket(rate)
-    now = sent = 0.0
-    for n, pause in steps:
-        now += pause
-        now += bucket.take(n, now)
-        sent += n
-        assert sent <= bucket.burst + rate * now + 1e-6 * sent
-
-
-@pytest.mark.parametrize("rate", [-1.0, float("inf"), float("nan")])
-def test_a_nonsense_rate_is_refused(rate: float) -> None:
-    with pytest.raises(BackfillError, match="--rate"):
-        TokenBucket(rate)
-
-
-# -- the report ---------------------------------------------------------------------------------------------
-
-
-def test_summary_counts_formats_and_lists_skipped_and_failed() -> None:
-    sent = (Sent("1-0", "o", "p", "e1"), Sent("1-1", "o", "p", "e2"))
-    records = [
-        FileRecord("/a", 1, 1, FileStatus.IMPORTED, "aider", turns=3, held_back=1, sent=sent),
-        FileRecord("/b", 1, 1, FileStatus.IMPORTED, "aider", turns=1, sent=sent[:1], resumed=True),
-        FileRecord("/c", 1, 1, FileStatus.PARTIAL, "claude-code", "line 3: bad", turns=2, sent=sent),
-        FileRecord("/d", 1, 1, FileStatus.FAILED, "swe-agent", "swe-agent log: truncated"),
-        FileRecord("/e", 1, 1, FileStatus.SKIPPED, reason=NOT_A_LOG),
-        FileRecord("/f", 1, 1, FileStatus.SKIPPED, reason=NOT_A_LOG),
-        FileRecord("/g", 1, 1, FileStatus.SKIPPED, reason=MODIFIED_BEFORE_SINCE),
-    ]
-    summary = summarize(records)
-    assert summary["files"] == {
-        "walked": 7, "imported": 2, "partial": 1, "failed": 1, "skipped": 3, "resumed": 1
-    }  # fmt: skip
-    assert summary["formats"]["aider"] == {"files": 2, "turns": 4, "published": 3, "held_back": 1}
-    assert summary["formats"]["claude-code"]["published"] == 2
-    assert summary["formats"]["swe-agent"] == {"files": 1, "turns": 0, "published": 0, "held_back": 0}
-    assert summary["events"] == {
-        "read": 6, "published": 5, "published_by_earlier_runs": 1, "held_back": {BEFORE_SINCE: 1}
-    }  # fmt: skip
-    assert summary["skipped"][NOT_A_LOG] == {"files": 2, "paths": ["/e", "/f"]}
-    assert summary["skipped"][MODIFIED_BEFORE_SINCE]["files"] == 1
-    assert [(f["path"], f["status"], f["reason"]) for f in summary["failed"]] == [
-        ("/c", "partial", "line 3: bad"),
-        ("/d", "failed", "swe-agent log: truncated"),
-    ]
 
 
 # -- backfill jobs span projects (ingest.batching.plan_jobs, by_project=False) ---------------------------

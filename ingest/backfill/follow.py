@@ -5,7 +5,7 @@ id), pending (read, not yet handed to a job: ``XPENDING``), queued (a field of a
 enqueued, running, or waiting for a retry), failed (its batch's job is in RQ's failed registry), or
 processed (the worker deleted the batch after writing the entries). ``follow`` polls until nothing is on
 its way, a deadline, or a stop. Each look reads the stages in that order, so a turn moving between them is
-never counted done early.
+never counted done early. What a look sees is a ``Drain`` (``ingest.backfill.records``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import bisect
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import redis
@@ -22,8 +21,10 @@ from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
 
 from ingest import keys
+from ingest.backfill.config import RunConfig
+from ingest.backfill.records import Drain, RunResult
 from ingest.batching import parse_stream_id
-from ingest.connection import text
+from ingest.connection import reply_text
 
 PAGE = 1000  # pending entries or batch keys per round trip
 
@@ -40,7 +41,7 @@ def consumers_reading(client: redis.Redis, stream: str, group: str) -> int:
         groups = client.xinfo_groups(stream)
     except redis.exceptions.ResponseError:
         return 0
-    return next((int(g["consumers"]) for g in groups if text(g["name"]) == group), 0)
+    return next((int(g["consumers"]) for g in groups if reply_text(g["name"]) == group), 0)
 
 
 def last_delivered(client: redis.Redis, stream: str, group: str) -> tuple[int, int] | None:
@@ -50,35 +51,9 @@ def last_delivered(client: redis.Redis, stream: str, group: str) -> tuple[int, i
     except redis.exceptions.ResponseError:  # the stream does not exist yet
         return None
     for info in groups:
-        if text(info["name"]) == group:
-            return parse_stream_id(text(info["last-delivered-id"]))
+        if reply_text(info["name"]) == group:
+            return parse_stream_id(reply_text(info["last-delivered-id"]))
     return None
-
-
-@dataclass(frozen=True)
-class Drain:
-    """Where a backfill's events are in the pipeline: the stream ids not processed yet, by stage."""
-
-    total: int
-    unread: frozenset[str] = frozenset()  # not yet read by the consumer
-    pending: frozenset[str] = frozenset()  # read, not yet handed to a job
-    queued: frozenset[str] = frozenset()  # in a batch waiting for a worker, running, or waiting to retry
-    failed: frozenset[str] = frozenset()  # in a batch whose job is in RQ's failed registry
-
-    @property
-    def processed(self) -> int:
-        """Events the workers are done with (an entry, a skip, a duplicate or a dead letter)."""
-        return self.total - len(self.unread) - len(self.pending) - len(self.queued) - len(self.failed)
-
-    @property
-    def settled(self) -> bool:
-        """Nothing of the backfill is still on its way (failed batches stay failed until retried)."""
-        return not (self.unread or self.pending or self.queued)
-
-    @property
-    def unfinished(self) -> frozenset[str]:
-        """Every id not processed: on its way or failed."""
-        return self.unread | self.pending | self.queued | self.failed
 
 
 class _Tracker:
@@ -111,15 +86,15 @@ class _Tracker:
         start = self.ids[0]
         while True:
             page = self.client.xpending_range(self.stream, self.group, min=start, max=last, count=PAGE)
-            found.update(i for i in (text(p["message_id"]) for p in page) if i in self.wanted)
+            found.update(i for i in (reply_text(p["message_id"]) for p in page) if i in self.wanted)
             if len(page) < PAGE:
                 return frozenset(found)
-            ms, seq = parse_stream_id(text(page[-1]["message_id"]))
+            ms, seq = parse_stream_id(reply_text(page[-1]["message_id"]))
             start = f"{ms}-{seq + 1}"
 
     def _in_batches(self) -> tuple[frozenset[str], frozenset[str]]:
         holding: dict[str, set[str]] = {}
-        names = [text(k) for k in self.client.scan_iter(match=keys.batch("*"), count=1000)]
+        names = [reply_text(k) for k in self.client.scan_iter(match=keys.batch("*"), count=1000)]
         for start in range(0, len(names), PAGE):
             chunk = names[start : start + PAGE]
             with self.client.pipeline(transaction=False) as pipe:
@@ -127,7 +102,7 @@ class _Tracker:
                     pipe.hkeys(name)
                 replies = pipe.execute()
             for name, fields in zip(chunk, replies, strict=True):
-                mine = {i for i in (text(f) for f in fields) if i in self.wanted}
+                mine = {i for i in (reply_text(f) for f in fields) if i in self.wanted}
                 if mine:
                     holding[name.removeprefix(self.prefix)] = mine
         if not holding:
@@ -165,3 +140,31 @@ def follow(
             listener.following(drain)
         if drain.settled or clock() >= deadline or stop.wait(poll_seconds):
             return drain
+
+
+def follow_run(
+    client: redis.Redis,
+    result: RunResult,
+    config: RunConfig,
+    *,
+    timeout: float,
+    announce: Callable[[str], None],
+    listener: Following | None = None,
+    stop: threading.Event | None = None,
+) -> Drain | None:
+    """``follow`` the events ``result`` has in the stream (None: nothing to wait for, or interrupted).
+
+    ``announce`` hears, before the wait, that no consumer reads the stream yet.
+    """
+    if not result.sent or result.interrupted:
+        return None
+    if not consumers_reading(client, config.stream, config.group):
+        announce(
+            f"no consumer reads {config.stream} yet (is `fixmem up` running?): "
+            f"waiting up to {timeout:g}s for the pipeline"
+        )
+    ids = [s.stream_id for s in result.sent]
+    return follow(
+        client, ids, stream=config.stream, group=config.group, queue=config.queue,
+        timeout=timeout, listener=listener, stop=stop,
+    )  # fmt: skip

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import subprocess
@@ -21,14 +20,18 @@ from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
 
 from ingest import keys
-from ingest.backfill import SPECIAL, BackfillError, FileRecord, FileStatus
-from ingest.backfill_follow import Drain, follow
-from ingest.backfill_run import Checkpoint, RunConfig, RunResult, run_backfill
-from ingest.consumer import Consumer, ConsumerConfig, Route
+from ingest.backfill.checkpoint import Checkpoint
+from ingest.backfill.follow import follow
+from ingest.backfill.plan import SPECIAL
+from ingest.backfill.records import BackfillError, Drain, FileRecord, FileStatus, RunResult
+from ingest.backfill.run import run_backfill
+from ingest.consumer import Consumer, Route
 from ingest.importers import import_file
+from tests import configs
+from tests.ingest.backfill.support import config
 from tests.ingest.importers.support import FIXTURES
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STREAM = keys.DEFAULT_BACKFILL_STREAM
 KEY = "test-run"
 
@@ -39,10 +42,6 @@ def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "logs"
     shutil.copytree(FIXTURES, root)
     return root
-
-
-def config(**overrides: object) -> RunConfig:
-    return dataclasses.replace(RunConfig(owner="tester"), **overrides)  # type: ignore[arg-type]
 
 
 def stream_events(client: redis.Redis, stream: str = STREAM) -> dict[str, bytes]:
@@ -68,7 +67,7 @@ class Recorder:
         self.after, self.action = after, action
 
     def started(self, files: int, total_bytes: int) -> None:
-        self.total = files
+        self.total, self.total_bytes = files, total_bytes
 
     def file_done(self, record: FileRecord) -> None:
         self.files.append(record)
@@ -83,6 +82,14 @@ class Recorder:
 
     def following(self, drain: Drain) -> None:
         self.drains.append(drain)
+
+
+def test_the_progress_total_is_the_bytes_the_files_advance_it_by(corpus: Path) -> None:
+    """The display's bar (and ETA) runs over file sizes: its total once summed modification times."""
+    recorder = Recorder()
+    result = run_backfill(None, [corpus], config(), listener=recorder)
+    assert recorder.total == len(result.records)
+    assert recorder.total_bytes == sum(r.size for r in result.records) > 0
 
 
 @pytest.mark.parametrize("processes", [1, 2])
@@ -228,9 +235,9 @@ def test_since_skips_old_files_unread_and_holds_back_old_turns(
 
 
 def consume(client: redis.Redis) -> Consumer:
-    cfg = ConsumerConfig(
+    cfg = configs.consumer_config(
         routes=(Route(STREAM, keys.DEFAULT_BACKFILL_QUEUE, "backfill", by_project=False, job_max_events=3),),
-        consumer="c1", read_block_ms=10, claim_idle_seconds=600, trim_interval_seconds=3600, job_max_events=3,
+        read_block_ms=10, claim_idle_seconds=600, trim_interval_seconds=3600, job_max_events=3,
         backpressure_jobs=1000,  # no worker drains the queue here: the consumer must keep reading
     )  # fmt: skip
     consumer = Consumer(client, cfg)
@@ -350,9 +357,12 @@ _SLOW_RUN = """
 import sys
 from pathlib import Path
 import redis
-from ingest.backfill_run import RunConfig, run_backfill
-config = RunConfig(owner="tester", rate=2.0, parse_processes=2, pool_min_bytes=0)
-run_backfill(redis.Redis.from_url(sys.argv[1]), [Path(sys.argv[2])], config, run_key="killed")
+from ingest.backfill.run import run_backfill
+from tests.ingest.backfill.support import config
+run_backfill(
+    redis.Redis.from_url(sys.argv[1]), [Path(sys.argv[2])],
+    config(rate=2.0, parse_processes=2, pool_min_bytes=0), run_key="killed",
+)
 """
 
 

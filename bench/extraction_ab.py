@@ -1,0 +1,160 @@
+"""Extraction CPU, this tree against another (the old one): median of alternating same-run rounds.
+
+Run: ``python -m bench.extraction_ab --old /tmp/x-shell-old [--rounds 5] [--events 300]
+[--corpus DIR]``.
+Writes ``bench/results/extraction_ab.json`` and prints it.
+
+Each round runs, in a fresh process per tree with that tree first on ``PYTHONPATH`` and the two trees in
+alternating order (old first in even rounds): (1) ``bench.extraction_bench``'s ``run`` with ``--repeats``
+inner rounds (its median; CPU microseconds per realistic and per unverified turn; its result file is left
+alone); (2) when ``--corpus`` is given, ``extract`` over every turn of the real logs under it (read with
+the importers before the clock starts), the best of ``--repeats`` passes, each starting with every
+extraction cache cleared (a real turn is extracted once), as CPU microseconds per turn. The figure per
+tree is the median over rounds; ``change`` is new / old - 1 (positive: slower). On a shared machine the
+timings move with the load; ``python_calls`` (function calls per turn, cold caches, counted once per
+tree) is the deterministic companion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.common import write_result
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_CORPUS_PROBE = """
+import json, sys, time
+from pathlib import Path
+from ingest.importers import import_file, iter_files
+from workers.extraction import extract
+events = []
+for path in iter_files([Path(sys.argv[1])]):
+    events.extend(import_file(path, owner="bench", root=path.parent).events)
+import workers.extraction as package, pkgutil, importlib
+names = [m.name for m in pkgutil.iter_modules(package.__path__)]
+modules = [importlib.import_module(f"workers.extraction.{name}") for name in names]
+best = float("inf")
+for _ in range(int(sys.argv[2])):
+    for module in modules:  # every pass starts cold: a real turn is extracted once
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+    start = time.process_time()
+    for event in events:
+        extract(event)
+    best = min(best, time.process_time() - start)
+print(json.dumps({"turns": len(events), "us_per_turn": round(best / max(len(events), 1) * 1e6, 1)}))
+"""
+
+
+# Deterministic companion to the timings: Python function calls made by extract (cold caches), which the
+# machine's load does not move. Realistic turns from the extraction bench, and the corpus when given.
+_CALLS_PROBE = """
+import cProfile, json, sys, pstats
+from pathlib import Path
+from bench.extraction_bench import realistic_turn
+from ingest.importers import import_file, iter_files
+from ingest.schema import TurnEvent
+from workers.extraction import extract
+def calls(events):
+    profile = cProfile.Profile()
+    profile.enable()
+    for event in events:
+        extract(event)
+    profile.disable()
+    return pstats.Stats(profile).total_calls / max(len(events), 1)
+out = {"realistic_calls_per_turn": calls([TurnEvent.model_validate(realistic_turn(i)) for i in range(200)])}
+if len(sys.argv) > 1:
+    corpus = []
+    for path in iter_files([Path(sys.argv[1])]):
+        corpus.extend(import_file(path, owner="bench", root=path.parent).events)
+    out["corpus_calls_per_turn"] = calls(corpus)
+print(json.dumps({k: round(v, 1) for k, v in out.items()}))
+"""
+
+
+def _run(tree: Path, args: list[str]) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(
+        [sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True, check=True
+    )
+    start = done.stdout.index("{")
+    return dict(json.loads(done.stdout[start:]))
+
+
+def _round(tree: Path, events: int, corpus: Path | None, repeats: int) -> dict[str, float]:
+    probe = (
+        f"import json; from bench.extraction_bench import run; print(json.dumps(run({events}, {repeats})))"
+    )
+    bench = _run(tree, ["-c", probe])
+    figures = {
+        "realistic_us_per_turn": float(bench["realistic_turn"]["us_per_event"]),
+        "unverified_us_per_turn": float(bench["unverified_turn"]["us_per_event"]),
+    }
+    if corpus is not None:
+        corpus_run = _run(tree, ["-c", _CORPUS_PROBE, str(corpus), str(repeats)])
+        figures["corpus_us_per_turn"] = float(corpus_run["us_per_turn"])
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the alternating rounds, print and write the medians."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--old", type=Path, required=True, help="the other tree (e.g. a git worktree of main)"
+    )
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--events", type=int, default=300)
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="passes inside a round: bench median, corpus best (cold caches)",
+    )
+    parser.add_argument("--corpus", type=Path, default=None, help="real agent logs to extract, e.g. a folder")
+    args = parser.parse_args(argv)
+    load_at_start = round(os.getloadavg()[0], 2)  # the machine is shared: > 1 means contention
+    trees = {"old": args.old.resolve(), "new": ROOT}
+    samples: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    for index in range(args.rounds):
+        order = ["old", "new"] if index % 2 == 0 else ["new", "old"]
+        for name in order:
+            samples[name].append(_round(trees[name], args.events, args.corpus, args.repeats))
+    calls = {
+        name: _run(tree, ["-c", _CALLS_PROBE, *([str(args.corpus)] if args.corpus else [])])
+        for name, tree in trees.items()
+    }
+    keys = list(samples["new"][0])
+    medians = {
+        name: {k: statistics.median(s[k] for s in runs) for k in keys} for name, runs in samples.items()
+    }
+    result = {
+        "python": sys.version.split()[0],
+        "load_average_1m_at_start": load_at_start,
+        "rounds": args.rounds,
+        "events": args.events,
+        "repeats": args.repeats,
+        "corpus": str(args.corpus) if args.corpus else None,
+        "old_tree": str(trees["old"]),
+        "median": medians,
+        "change": {k: round(medians["new"][k] / medians["old"][k] - 1, 4) for k in keys},
+        "python_calls": {
+            **calls,
+            "change": {k: round(calls["new"][k] / calls["old"][k] - 1, 4) for k in calls["new"]},
+        },
+        "samples": samples,
+    }
+    print(write_result("extraction_ab", result).read_text(), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
