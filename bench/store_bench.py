@@ -122,6 +122,58 @@ def make_queries(count: int, seed: int = 11) -> list[dict[str, Any]]:
     return queries
 
 
+_PROSE = (
+    "when the service starts under load the request handler sometimes returns before the worker has "
+    "finished and the user sees an old page we think the retry logic and the way the queue is drained "
+    "interact badly with the new timeout settings this has been reported by several people on the forum "
+    "and in the tracker with screenshots logs and a small reproduction that fails about one time in ten"
+)
+PROSE = _PROSE.split()
+
+
+def make_task_texts(count: int, words: int = 600, seed: int = 13) -> list[str]:
+    """Issue-sized task texts of about ``words`` words: a title naming a component, prose, identifiers,
+    a path, a traceback frame and an error line (what a harness hands over at task start)."""
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        component = rng.choice(COMPONENTS)
+        name = component.replace(" ", "_")
+        body = [f"{component}: {rng.choice(SYMPTOMS)}", ""]
+        while sum(len(line.split()) for line in body) < words:
+            sentence = " ".join(rng.choice(PROSE) for _ in range(rng.randint(8, 20)))
+            extra = rng.choice([
+                f"`{name}_handler()`", f"src/{name}.py", f"{name.title().replace('_', '')}Client",
+                f'File "src/{name}.py", line {rng.randint(1, 400)}, in {name}', rng.choice(ERRORS), "",
+            ])  # fmt: skip
+            body.append(f"{sentence} {extra}")
+        texts.append("\n".join(body))
+    return texts
+
+
+def bench_long_recall(n: int, runs: int, words: int = 600) -> dict[str, Any]:
+    """Warm recall latency at ``n`` entries for task texts of about ``words`` words (issue [recall-task])."""
+    texts = make_task_texts(min(runs, 200), words)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = populated(Path(tmp), n)
+        for text in texts[:50]:  # warm up the cache and the hash memo
+            store.recall(OWNER, PROJECT, text, now=2e9)
+        warm: tuple[list[float], list[float]] = ([], [])
+        hits = 0
+        for i in range(runs):
+            text = texts[i % len(texts)]
+            result, wall, cpu = _timed(lambda t=text: store.recall(OWNER, PROJECT, t, now=2e9))
+            warm[0].append(wall)
+            warm[1].append(cpu)
+            hits += bool(result)
+        return {
+            "entries": n,
+            "query_words": round(float(np.mean([len(t.split()) for t in texts])), 1),
+            "warm": percentiles(*warm),
+            "share_of_queries_answered": round(hits / runs, 3),
+        }
+
+
 def percentiles(wall_s: list[float], cpu_s: list[float]) -> dict[str, float]:
     """Wall-clock p50 / p99 / mean and CPU-time p50 / p99, in milliseconds.
 
@@ -222,8 +274,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer runs (a smoke test)")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--long-only", action="store_true", help="only the 600-word task text case (updated in the results)"
+    )
     args = parser.parse_args(argv)
     cold_runs, warm_runs = (10, 200) if args.quick else (60, 3000)
+    if args.long_only:
+        long = bench_long_recall(500, warm_runs)
+        stored: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        stored["recall_600_word_task"] = long
+        stored["goal_600_word_task_p99_ms"] = 5.0
+        stored["goal_600_word_task_met"] = long["warm"]["p99_ms"] <= 5.0
+        print(json.dumps(long, indent=2))
+        if not args.no_write:
+            RESULTS.write_text(json.dumps(stored, indent=2) + "\n")
+        return stored
     result: dict[str, Any] = {
         "benchmark": "store",
         "machine": {
@@ -234,6 +299,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         },
         "goal": {"warm_p50_ms": 1.0, "warm_p99_ms": 5.0, "at_entries": 500},
         "recall": [bench_recall(n, cold_runs, warm_runs) for n in (50, 500)],
+        "recall_600_word_task": bench_long_recall(500, warm_runs),
         "append": [
             bench_append(b, t)
             for b, t in (
@@ -250,6 +316,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     warm500 = next(r for r in result["recall"] if r["entries"] == 500)["warm"]
     result["goal_met"] = warm500["p50_ms"] <= 1.0 and warm500["p99_ms"] <= 5.0
     result["goal_met_cpu_time"] = warm500["cpu_p50_ms"] <= 1.0 and warm500["cpu_p99_ms"] <= 5.0
+    result["goal_600_word_task_p99_ms"] = 5.0
+    result["goal_600_word_task_met"] = result["recall_600_word_task"]["warm"]["p99_ms"] <= 5.0
     text = json.dumps(result, indent=2)
     print(text)
     if not args.no_write:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -11,9 +12,10 @@ import click
 
 from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
+from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_K, MAX_QUERY_CHARS
 from fixmem.options import data_dir_option, load_settings, owner_option, redis_url_option, require_owner
 from ingest.project_key import project_key_for
-from store import prompt_block
+from store import fit_query, prompt_block
 
 project_option = click.option(
     "--project",
@@ -34,7 +36,9 @@ workspace_option = click.option(
 @project_option
 @click.option("--file", "files", multiple=True, help="A file the task is about (repeatable).")
 @click.option("--error", "errors", multiple=True, help="An error message the task hit (repeatable).")
-@click.option("-k", type=click.IntRange(1, 50), default=5, show_default=True, help="At most this many fixes.")
+@click.option(
+    "-k", type=click.IntRange(1, MAX_K), default=DEFAULT_K, show_default=True, help="At most this many fixes."
+)
 @workspace_option
 @click.option("--json", "as_json", is_flag=True, help="The recalled entries and the block as JSON.")
 @data_dir_option
@@ -50,14 +54,28 @@ def recall_command(
     as_json: bool,
     data_dir: Path | None,
 ) -> None:
-    """Print the "Past fixes in this project" block for QUERY (nothing when nothing is relevant)."""
+    """Print the "Past fixes in this project" block for QUERY (nothing when nothing is relevant).
+
+    QUERY may be a whole issue text ("-" reads it from stdin); over 16,384 characters it is trimmed to its
+    head and its code and traceback lines.
+    """
+    if query == "-":
+        query = sys.stdin.read()
+    query = fit_query(query, MAX_QUERY_CHARS)
     settings = load_settings(data_dir=data_dir, owner=owner)
     owner = require_owner(settings)
     store = wiring.make_store(settings, None)  # reading takes no lock
     project = project or project_key_for(workspace or os.getcwd())
     now = time.time()
     recalled = store.recall(
-        owner, project, query, files=list(files), errors=list(errors), k=k, workspace=workspace, now=now
+        owner,
+        project,
+        query,
+        files=list(files),
+        errors=[fit_query(e, MAX_ERROR_CHARS) for e in errors],
+        k=k,
+        workspace=workspace,
+        now=now,
     )
     block = prompt_block(recalled, settings.fix_memory_prompt_budget_tokens, workspace=workspace, now=now)
     if as_json:

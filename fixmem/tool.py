@@ -22,27 +22,23 @@ from typing import Annotated, Any, Final, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 from fixmem.settings import Settings
-from store import FixStore, Recalled, prompt_block
+from store import FixStore, Recalled, fit_query, prompt_block
 from store.notes.workspace import workspace_prompt_block
 
 TOOL_NAME: Final = "recall_fixes"
 TOOL_TITLE: Final = "Recall past fixes"
-MAX_QUERY_CHARS: Final = 4000
-MAX_ERROR_CHARS: Final = 4000
-MAX_FILES: Final = 50
-MAX_PATH_CHARS: Final = 1024
-DEFAULT_K: Final = 5
-MAX_K: Final = 50
 NOTHING_RELEVANT: Final = "No relevant past fix in this project."
 DISABLED: Final = "Fix memory is disabled here (fix_memory_enabled is off)."
 
 DESCRIPTION: Final = (
     "Look up past fixes in the current project before working on a task: what was changed, in which "
     "files, for which error, and whether the tests then passed (fixed), still failed (partial) or were "
-    "not run (unverified). Call it with a one-sentence description of the task; add the files you expect "
-    "to touch and the error you are facing when you know them. Returns a short 'Past fixes in this "
-    "project' list, best match first, or says that nothing relevant is known. Read-only."
+    "not run (unverified). Call it with the task: a sentence or the whole issue text (names, paths and "
+    "tracebacks in it help); add the files you expect to touch and the error you are facing when you know "
+    "them. Returns a short 'Past fixes in this project' list, closely related fixes first, or says that "
+    "nothing relevant is known. Read-only."
 )
 
 INPUT_SCHEMA: Final[dict[str, Any]] = {
@@ -51,8 +47,10 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
         "query": {
             "type": "string",
             "minLength": 1,
-            "maxLength": MAX_QUERY_CHARS,
-            "description": "The task or problem at hand, in a sentence.",
+            "description": (
+                f"The task or problem at hand: a sentence or the whole issue text (over {MAX_QUERY_CHARS} "
+                "characters it is trimmed to its head and its code and traceback lines)."
+            ),
         },
         "files": {
             "type": "array",
@@ -62,8 +60,10 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
         },
         "error": {
             "type": "string",
-            "maxLength": MAX_ERROR_CHARS,
-            "description": "An error message or failing test line you are facing.",
+            "description": (
+                f"An error message or failing test line you are facing (over {MAX_ERROR_CHARS} characters "
+                "it is trimmed)."
+            ),
         },
         "k": {
             "type": "integer",
@@ -93,9 +93,9 @@ class RecallArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: str = Field(min_length=1)  # trimmed, not refused, when longer than MAX_QUERY_CHARS
     files: list[Path_] = Field(default_factory=list, max_length=MAX_FILES)
-    error: str | None = Field(default=None, max_length=MAX_ERROR_CHARS)
+    error: str | None = None  # trimmed to MAX_ERROR_CHARS
     k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)
 
 
@@ -171,9 +171,9 @@ def _recall(
     return ctx.store.recall(
         ctx.owner,
         ctx.project_key,
-        query[:MAX_QUERY_CHARS],
+        fit_query(query, MAX_QUERY_CHARS),
         files=list(files),
-        errors=list(errors),
+        errors=[fit_query(error, MAX_ERROR_CHARS) for error in errors],
         k=k,
         workspace=ctx.workspace,
         now=ctx.clock(),

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from store.paths import normalize_path
     from store.persist.fixlog import MalformedLine
     from store.persist.rotation import RotationPlan, plan_rotation
+    from store.recall.code import fit_query
     from store.recall.prompt import estimate_tokens, prompt_block
     from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights
     from store.recall.search import Recalled
@@ -41,6 +42,7 @@ _HOMES = {
     "estimate_tokens": "store.recall.prompt", "prompt_block": "store.recall.prompt",
     "DEFAULT_WEIGHTS": "store.recall.ranking", "RankingWeights": "store.recall.ranking",
     "Recalled": "store.recall.search",
+    "fit_query": "store.recall.code",
     "RotationPlan": "store.persist.rotation", "plan_rotation": "store.persist.rotation",
     "Stats": "store.stats",
     "tokenize": "store.recall.tokenize",
@@ -68,6 +70,7 @@ __all__ = [
     "TestRun",
     "entry_id",
     "estimate_tokens",
+    "fit_query",
     "normalize_path",
     "plan_rotation",
     "prompt_block",

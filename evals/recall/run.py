@@ -109,7 +109,8 @@ def observe(
     )
     labels = tuple(_label(built, r.entry.id) for r in recalled)
     block = prompt_block(recalled, budget_tokens, known_commits=commits, workspace=workspace, now=now)
-    lines = block.splitlines()[1:]  # after the header, one line per entry in recall order
+    # after the header, one "- " line per entry in recall order ("Possibly related:" heads the rest)
+    lines = [line for line in block.splitlines()[1:] if line.startswith("- ")]
     injected = labels[: len(lines)]
     stale_ok = sum(
         1

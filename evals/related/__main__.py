@@ -31,6 +31,7 @@ BEGIN, END = "<!-- related:begin -->", "<!-- related:end -->"
 QUICK_LIMIT = 120
 NAMES = {
     "fixmem": "fixmem",
+    "fixmem_close": "fixmem, closely related tier only",
     "bm25": "BM25",
     "jaccard": "Jaccard",
     "fixmem_no_floor": "fixmem, no floor (diagnostic)",
@@ -108,7 +109,8 @@ def render(report: Mapping[str, Any]) -> str:
         "Cells: `fn` = tasks whose top 5 held a past fix that changed a same function / tasks that have one; "
         "`file` = the same for a same file; `P` = returned fixes that changed a file the task's own fix "
         "changed / all returned; `quiet` = tasks with no related past fix that got nothing back / such "
-        "tasks. The last column is no system: fixmem's own ranking with `min_score` 0, what its floor hides.",
+        "tasks. The second column is fixmem's answer cut to the fixes it marks closely related. The last "
+        "column is no system: fixmem's own ranking with no floor, what its floor hides.",
         "",
     ]
     for split in ("tune", "held_out"):

@@ -35,9 +35,9 @@ from ingest.schema import validate_event
 from store import DEFAULT_WEIGHTS, FixEntry, FixStore, RankingWeights
 from workers.extraction import Limits, extract
 
-SYSTEMS = ("fixmem", "bm25", "jaccard", "fixmem_no_floor")
-# Diagnostic, not a system: fixmem's own ranking with ``min_score`` 0, i.e. what its relevance floor hides.
-NO_FLOOR = replace(DEFAULT_WEIGHTS, min_score=0.0)
+SYSTEMS = ("fixmem", "fixmem_close", "bm25", "jaccard", "fixmem_no_floor")
+# Diagnostic, not a system: fixmem's own ranking with no floor, i.e. what its relevance floor hides.
+NO_FLOOR = replace(DEFAULT_WEIGHTS, floor=0.0)
 SHA_CHARS = 10
 RARE_DF = 2  # a word in this many earlier entries or fewer is rare
 
@@ -182,15 +182,18 @@ def ask(
             now=float(commit.ts),
             weights=weights,
         )
-        return [[(r.entry.event_id or "?")[:SHA_CHARS], round(r.score, 4)] for r in recalled]
+        return [[(r.entry.event_id or "?")[:SHA_CHARS], round(r.score, 4), r.tier] for r in recalled]
 
     # BM25 and Jaccard get what fixmem gets, as words: the task text plus the file names and the error.
     flat = "\n".join([query.text, " ".join(query.files), *query.errors])
+    fixmem = recall()
     return {
-        "fixmem": recall(),
+        "fixmem": [[sha, score] for sha, score, _ in fixmem],
+        # fixmem's answer cut to its "closely related" tier (the rest is "possibly related")
+        "fixmem_close": [[sha, score] for sha, score, tier in fixmem if tier == "closely related"],
         "bm25": [[earlier[i].sha[:SHA_CHARS], round(s, 4)] for i, s in bm25_rank(texts, flat)],
         "jaccard": [[earlier[i].sha[:SHA_CHARS], round(s, 4)] for i, s in jaccard_rank(word_sets, flat)],
-        "fixmem_no_floor": recall(NO_FLOOR),
+        "fixmem_no_floor": [[sha, score] for sha, score, _ in recall(NO_FLOOR)],
     }
 
 

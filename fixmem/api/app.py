@@ -2,7 +2,9 @@
 
 Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose memory it is):
 
-- ``GET /api/fix-memory?workspace=&project_id=&q=&k=`` -> the recalled entries and the prompt block
+- ``GET /api/fix-memory?workspace=&project_id=&q=&files=&error=&k=`` -> the recalled entries and the
+  prompt block; ``POST /api/fix-memory`` with a JSON body ``{q, files, error, k, project_id, workspace}``
+  does the same for a whole task text (up to ``fixmem.limits.MAX_QUERY_CHARS``, which no URL carries)
 - ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
 - ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
@@ -37,7 +39,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from fixmem.api.auth import TokenMap
-from fixmem.api.models import ForgetOut, Problem, RecalledOut, RecallOut, StatsOut, stats_out
+from fixmem.api.models import ForgetOut, Problem, RecalledOut, RecallIn, RecallOut, StatsOut, stats_out
+from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_GET_QUERY_CHARS, MAX_K, MAX_PATH_CHARS
 from fixmem.metrics import ApiMetrics
 from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
@@ -49,8 +52,6 @@ from workers.errors import WorkerError
 
 log = logging.getLogger("fixmem.api")
 
-MAX_QUERY_CHARS: Final = 4000
-MAX_K: Final = 50
 MAX_ENTRY_ID_CHARS: Final = 64
 NOT_FOUND_PROJECT: Final = "no fix memory for this project"
 NOT_FOUND_ENTRY: Final = "no such entry"
@@ -96,7 +97,9 @@ def _store_errors() -> Iterator[None]:
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors():
-        where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("query", "path")) or "request"
+        where = (
+            ".".join(str(p) for p in err.get("loc", ()) if p not in ("query", "path", "body")) or "request"
+        )
         parts.append(f"{where}: {err.get('msg', 'invalid')}")
     return "; ".join(parts)
 
@@ -136,6 +139,11 @@ def _project_key(
 ) -> str:
     """``project_id`` if given, else the key ``workspace``'s events carried (``ingest.workspaces``), else
     ``workspace`` itself (keys of events that had none but their path); 422 without either."""
+    return _resolve_key(ctx, who, project_id, workspace)
+
+
+def _resolve_key(ctx: ApiContext, who: str, project_id: str | None, workspace: str | None) -> str:
+    """See ``_project_key``."""
     if project_id and project_id.strip():
         return project_id
     if not workspace or not workspace.strip():
@@ -152,20 +160,40 @@ router = APIRouter()
 
 
 @router.get("/api/fix-memory", response_model=RecallOut, responses=_ERRORS, tags=TAGS)
-def recall(
+def recall(  # noqa: PLR0917 (FastAPI passes query parameters by name)
     ctx: Ctx,
     who: Owner,
     key: ProjectKey,
-    q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The task at hand.")],
-    k: Annotated[int, Query(ge=1, le=MAX_K, description="At most this many fixes.")] = 5,
+    q: Annotated[str, Query(min_length=1, max_length=MAX_GET_QUERY_CHARS, description="The task at hand.")],
+    files: Annotated[
+        list[Annotated[str, Query(min_length=1, max_length=MAX_PATH_CHARS)]],
+        Query(max_length=MAX_FILES, description="Files the task is about (repeat the parameter)."),
+    ] = [],  # noqa: B006 (FastAPI copies defaults)
+    error: Annotated[
+        str | None, Query(max_length=MAX_ERROR_CHARS, description="An error the task hit.")
+    ] = None,
+    k: Annotated[int, Query(ge=1, le=MAX_K, description="At most this many fixes.")] = DEFAULT_K,
 ) -> RecallOut:
     """Past fixes of the project relevant to ``q``, best first, and the prompt block to inject."""
+    return _recall(ctx, who, key, q, files=files, error=error, k=k)
+
+
+@router.post("/api/fix-memory", response_model=RecallOut, responses=_ERRORS, tags=TAGS)
+def recall_post(ctx: Ctx, who: Owner, body: RecallIn) -> RecallOut:
+    """The same as GET for a whole task text in a JSON body (a URL cannot carry 16,384 characters)."""
+    key = _resolve_key(ctx, who, body.project_id, body.workspace)
+    return _recall(ctx, who, key, body.q, files=body.files, error=body.error, k=body.k)
+
+
+def _recall(
+    ctx: ApiContext, who: str, key: str, q: str, *, files: list[str], error: str | None, k: int
+) -> RecallOut:
     started = time.perf_counter()
     now = ctx.clock()
     with _store_errors():
         if not ctx.store.read(who, key).entries:
             raise HTTPException(404, NOT_FOUND_PROJECT)
-        recalled = ctx.store.recall(who, key, q, k=k, now=now)
+        recalled = ctx.store.recall(who, key, q, files=files, errors=[error] if error else [], k=k, now=now)
         block = prompt_block(recalled, ctx.settings.fix_memory_prompt_budget_tokens, now=now)
     ctx.metrics.recall_duration.observe(time.perf_counter() - started)
     return RecallOut(
@@ -173,7 +201,7 @@ def recall(
         recalled=[
             RecalledOut(
                 entry=r.entry, score=r.score, regressed=r.regressed, regressed_by=r.regressed_by,
-                stale=list(r.stale),
+                stale=list(r.stale), tier=r.tier, reasons=r.reasons.to_dict(),
             )
             for r in recalled
         ],

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Annotated, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
+from ingest.schema import MAX_PROJECT_KEY_CHARS
 from store import FixEntry, Stats
 from store.redact import redact
+
+
+class RecallIn(BaseModel):
+    """``POST /api/fix-memory``: a whole task text, with what is known mid-task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    q: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The task text (an issue, a PR).")
+    files: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_FILES, description="Files the task is about."
+    )
+    error: str | None = Field(default=None, max_length=MAX_ERROR_CHARS, description="An error the task hit.")
+    k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K, description="At most this many fixes.")
+    project_id: str | None = Field(default=None, max_length=MAX_PROJECT_KEY_CHARS)
+    workspace: str | None = Field(default=None, max_length=MAX_PROJECT_KEY_CHARS)
 
 
 class Problem(BaseModel):
@@ -22,6 +41,10 @@ class RecalledOut(BaseModel):
     regressed: bool = Field(description="A later partial entry showed this fix did not hold.")
     regressed_by: str | None = None
     stale: list[str] = Field(default_factory=list)
+    tier: str = Field(default="closely related", description='"closely related" or "possibly related".')
+    reasons: dict[str, Any] = Field(
+        default_factory=dict, description="What it shares with the task: symbols, paths, files, error, words."
+    )
 
 
 class RecallOut(BaseModel):

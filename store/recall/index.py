@@ -68,6 +68,8 @@ class Overlap:
 
     jaccard: FloatArray  # w(Q ∩ E) / w(Q ∪ E)
     coverage: FloatArray  # w(Q ∩ E) / max(w(Q), floor): how much of the query the entry covers
+    shared: FloatArray  # w(Q ∩ E), absolute
+    query_weight: float = 0.0  # w(Q)
 
 
 class LexicalIndex:
@@ -123,8 +125,8 @@ class LexicalIndex:
             if uncredited and (rows := uncredited.get(word)) is not None and rows.size:
                 shared[np.intersect1d(rows, self.postings[word], assume_unique=True)] -= weight
         if not words or self.size == 0:
-            return Overlap(np.zeros(self.size), np.zeros(self.size))
+            return Overlap(np.zeros(self.size), np.zeros(self.size), np.zeros(self.size))
         union = query_weight + self.entry_weight - shared
         jaccard = np.divide(shared, union, out=np.zeros(self.size), where=union > 0)
         coverage = shared / max(query_weight, min_query_weight)
-        return Overlap(jaccard, coverage)
+        return Overlap(jaccard, coverage, shared, query_weight)

@@ -8,6 +8,10 @@ English prose and about 3 on code and paths; CJK text costs about one token per 
 3 over-estimates ordinary text, so a block that fits the estimate fits the model's real count. The whole
 block (header included) never exceeds ``budget_tokens`` by this estimate: entries that do not fit are
 left out, and a first entry too long on its own is shortened with "…".
+
+Closely related fixes come first, each with its files, error, solution and why it matched; possibly
+related ones follow under ``Possibly related:``, one short line each (task, first file, age), so a
+harness reading the block knows which to trust.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from store.entry import FixEntry
-from store.recall.search import Recalled
+from store.recall.search import CLOSE, Recalled
 from store.redact import redact
 from store.staleness import stale_marks, workspace_checker
 
 HEADER = "Past fixes in this project:"
+POSSIBLE_HEADER = "Possibly related:"
+MAX_POSSIBLE_TASK_CHARS = 100
 BYTES_PER_TOKEN = 3
 MAX_TASK_CHARS = 160
 MAX_ERROR_CHARS = 160
@@ -42,6 +48,8 @@ class PromptItem:
     entry: FixEntry
     regressed: bool = False
     stale: tuple[str, ...] = ()
+    close: bool = True  # "closely related" (full line) or "possibly related" (short line)
+    why: str = ""  # ``Reasons.summary()``: what it shares with the task
 
 
 def format_age(seconds: float) -> str:
@@ -72,6 +80,20 @@ def render_line(item: PromptItem, now: float) -> str:
         parts.append("error: " + _clip(entry.errors[0], MAX_ERROR_CHARS))
     if entry.solution.strip():
         parts.append("solution: " + _clip(entry.solution, MAX_SOLUTION_CHARS))
+    if item.why:
+        parts.append(_clip(item.why, MAX_ERROR_CHARS))
+    age = format_age(max(now - entry.ts, 0.0))
+    parts.append(age + "".join(f" ({mark})" for mark in item.stale))
+    return redact(" | ".join(parts))
+
+
+def render_short(item: PromptItem, now: float) -> str:
+    """A possibly related entry as a short line: outcome, task, first file, age, marks."""
+    entry = item.entry
+    outcome = entry.outcome + (", regressed later" if item.regressed else "")
+    parts = [f"- [{outcome}] {_clip(entry.task, MAX_POSSIBLE_TASK_CHARS) or '(no task text)'}"]
+    if entry.files:
+        parts.append("files: " + _clip(entry.files[0], 120) + (" (+more)" if len(entry.files) > 1 else ""))
     age = format_age(max(now - entry.ts, 0.0))
     parts.append(age + "".join(f" ({mark})" for mark in item.stale))
     return redact(" | ".join(parts))
@@ -102,8 +124,11 @@ def render(items: Sequence[PromptItem], budget_tokens: int, *, now: float) -> st
         return ""
     max_bytes = budget_tokens * BYTES_PER_TOKEN
     block = HEADER
-    for i, item in enumerate(items):
-        line = render_line(item, now)
+    ordered = [item for item in items if item.close] + [item for item in items if not item.close]
+    for i, item in enumerate(ordered):
+        line = render_line(item, now) if item.close else render_short(item, now)
+        if not item.close and (i == 0 or ordered[i - 1].close):
+            line = POSSIBLE_HEADER + "\n" + line
         candidate = block + "\n" + line
         if estimate_tokens(candidate) <= budget_tokens:
             block = candidate
@@ -136,10 +161,11 @@ def prompt_block(
     for value in recalled:
         if isinstance(value, Recalled):
             entry, regressed, earlier = value.entry, value.regressed, value.stale
+            close, why = value.tier == CLOSE, value.reasons.summary()
         elif isinstance(value, FixEntry):
-            entry, regressed, earlier = value, False, ()
+            entry, regressed, earlier, close, why = value, False, (), True, ""
         else:
             raise TypeError(f"prompt_block takes Recalled or FixEntry values, not {type(value).__name__}")
         marks = stale_marks(entry, known_commits=known_commits, file_exists=exists)
-        items.append(PromptItem(entry, regressed, tuple(dict.fromkeys(earlier + marks))))
+        items.append(PromptItem(entry, regressed, tuple(dict.fromkeys(earlier + marks)), close, why))
     return render(items, budget_tokens, now=now)

@@ -12,10 +12,33 @@ tune them with a labelled set and pass them in. The score of entry *e* for query
     E   1 for a shared error signature, ``error_type`` for the same error type only, else 0
     cos hashed-vector cosine of query and the entry's task + errors   (store.recall.vectors)
 
-An entry is returned only if it is live (not superseded) and ``relevance >= min_score``: a query about
+A long task text shares many words with everything, so J and C (shares of the *query*) fall under
+``min_score`` for a 600-word issue however related the fix. A second, length-robust way in is the
+*evidence* (issue [recall-task]), in units of a distinctive word (the idf of a word one entry holds,
+``u = idf(n, 1)``, so it means the same at 10 and at 500 entries)::
+
+    evidence = (W + evidence_code·K) / u  /  max(Q / u, 1) ** evidence_length_power
+
+    W   summed IDF of the query's words the entry holds (absolute, not a share)  (store.recall.index)
+    K   summed IDF of the code keys the entry's files and symbols share with the names, paths and
+        frames the query mentions                                              (store.recall.code)
+    Q   the query's IDF mass (a word no entry holds at the highest IDF): chance matches grow with it,
+        so the evidence is damped by a low power; words the project never saw damp it too, which keeps
+        another project's text quiet (counting only known words lost 7 of 58 hits on tune at a floor
+        that keeps the off-topic probes quiet: docs/decisions.md)
+
+The *strength* of an entry is ``max(relevance / min_score, evidence / evidence_floor)``: 1 or more on
+either scale is relevant. ``evidence_floor`` sits just above the best evidence any off-topic probe of
+evals/related's tuning half reaches (another repository's task text asked of this one), so those
+abstain at any length. When the query names files, an entry that touched none of them is not returned
+(mid-task, the files being edited are the strongest signal), and the files' IDF mass it shares is added
+to its strength.
+
+An entry is returned only if it is live (not superseded) and its strength is at least 1: a query about
 something the project never saw returns nothing. Survivors are ordered by
-``relevance × outcome factor × (regressed_factor if the fix regressed) × recency decay`` (the decay is off
-by default), and exact ties go to the newer entry.
+``strength × outcome factor × (regressed_factor if the fix regressed) × recency decay`` (the decay is off
+by default), and exact ties go to the newer entry. A strength of ``close_strength`` or more (or the same
+error signature) is "closely related"; the rest is "possibly related".
 """
 
 from __future__ import annotations
@@ -60,6 +83,21 @@ class RankingWeights:
     unverified_factor: float = 0.75
     regressed_factor: float = 0.5  # a fix that did not hold sorts below fixes that held
     recency_half_life_days: float | None = None  # None: age does not change the order, only ties
+    # Evidence (issue [recall-task]; set on evals/related's tuning half, docs/decisions.md "Recall at
+    # task start"): a shared code key weighs this many times a shared word of the same IDF ...
+    evidence_code: float = 2.0
+    evidence_code_words: float = 2.0  # ... and a plain word found as a path segment (``linker/``) this much
+    # ... the sum is damped by the query's IDF mass to this power (0: absolute, 1: a share) ...
+    evidence_length_power: float = 0.25
+    # ... and an entry is relevant at this much (units of a distinctive word), just above the best
+    # off-topic probe of the tuning half.
+    evidence_floor: float = 3.52
+    # A shared file of IDF ``u`` adds this much evidence (alone, 0.85 of the floor: not enough) ...
+    evidence_files: float = 3.0
+    # ... and when the query names files, a fix that touched none of them needs this strength.
+    untouched_strength: float = 2.0
+    close_strength: float = 1.5  # strength from which a fix is "closely related"
+    floor: float = 1.0  # the strength an entry needs to be returned (0: no floor, a diagnostic)
 
     def outcome_factors(self) -> FloatArray:
         """Factor per outcome code (``OUTCOME_CODES`` order)."""
@@ -78,6 +116,13 @@ class Signals:
     files: FloatArray
     errors: FloatArray
     cosine: FloatArray
+    words: FloatArray | None = None  # W: summed IDF of shared words (None: no evidence signal)
+    code: FloatArray | None = None  # K: summed IDF of shared code keys of the names and paths
+    code_words: FloatArray | None = None  # ... of the plain words (looked up as path segments)
+    file_mass: FloatArray | None = None  # summed IDF of the query's files each entry touched
+    query_weight: float = 0.0  # Q: the query's IDF mass
+    unit: float = 1.0  # u: the idf of a word one entry holds
+    files_asked: bool = False  # the query named files: an entry touching none of them is not returned
 
 
 def relevance(signals: Signals, weights: RankingWeights = DEFAULT_WEIGHTS) -> FloatArray:
@@ -89,6 +134,36 @@ def relevance(signals: Signals, weights: RankingWeights = DEFAULT_WEIGHTS) -> Fl
         + weights.errors * signals.errors
         + weights.vector * np.maximum(signals.cosine, 0.0)
     )
+
+
+def evidence(signals: Signals, weights: RankingWeights = DEFAULT_WEIGHTS) -> FloatArray:
+    """The length-robust evidence of every entry, in units of a distinctive word (module docstring)."""
+    if signals.words is None:
+        return np.zeros_like(signals.jaccard)
+    code = signals.code if signals.code is not None else 0.0
+    words_as_code = signals.code_words if signals.code_words is not None else 0.0
+    unit = max(signals.unit, 1e-9)
+    damp = max(signals.query_weight / unit, 1.0) ** weights.evidence_length_power
+    found = signals.words + weights.evidence_code * code + weights.evidence_code_words * words_as_code
+    result: FloatArray = found / unit / damp
+    return result
+
+
+def strength(signals: Signals, weights: RankingWeights = DEFAULT_WEIGHTS) -> FloatArray:
+    """How relevant each entry is on one scale: 1 or more is relevant (module docstring)."""
+    rel = relevance(signals, weights)
+    ratio = np.maximum(rel, 0.0) / max(weights.min_score, 1e-9)
+    # exact at the floor: relevance >= min_score is strength >= 1, whatever the division rounds to
+    value = np.where(rel >= weights.min_score, np.maximum(ratio, 1.0), np.minimum(ratio, 1.0 - 1e-12))
+    touched = signals.file_mass if signals.files_asked and signals.file_mass is not None else None
+    if weights.evidence_floor > 0:
+        found = evidence(signals, weights)
+        if touched is not None:
+            found = found + weights.evidence_files * touched / max(signals.unit, 1e-9)
+        value = np.maximum(value, found / weights.evidence_floor)
+    if touched is not None:  # files named: a fix that touched none of them must be close on its own
+        value = np.where((touched > 0) | (value >= weights.untouched_strength), value, 0.0)
+    return value
 
 
 def rank(
@@ -105,11 +180,11 @@ def rank(
     """The top ``k`` relevant live entries as ``(row, score)``, best first; ``[]`` when none is relevant."""
     if k <= 0 or ts.size == 0:
         return []
-    rel = relevance(signals, weights)
-    eligible = np.flatnonzero(live & (rel >= weights.min_score))
+    value = strength(signals, weights)
+    eligible = np.flatnonzero(live & (value >= weights.floor) & np.isfinite(value))
     if eligible.size == 0:
         return []
-    score = rel[eligible] * weights.outcome_factors()[outcome_codes[eligible]]
+    score = value[eligible] * weights.outcome_factors()[outcome_codes[eligible]]
     score = np.where(regressed[eligible], score * weights.regressed_factor, score)
     if weights.recency_half_life_days:
         age_days = np.maximum(now - ts[eligible], 0.0) / 86_400.0

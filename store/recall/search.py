@@ -6,13 +6,57 @@ The file I/O (which view, from which log) is ``FixStore.recall``'s job; this mod
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
 
 from store.entry import FixEntry
-from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights, rank
-from store.recall.view import ProjectView, query_terms
+from store.recall.code import symbol_keys
+from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights, Signals, rank, strength
+from store.recall.tokenize import match_forms
+from store.recall.view import ProjectView, QueryTerms, query_terms
+from store.redact import redact
 from store.staleness import stale_marks, workspace_checker
+
+Tier = Literal["closely related", "possibly related"]
+CLOSE: Final[Tier] = "closely related"
+POSSIBLE: Final[Tier] = "possibly related"
+MAX_REASONS: Final = 3  # names, paths or words kept per kind
+
+
+@dataclass(frozen=True)
+class Reasons:
+    """Why a fix was recalled: what it shares with the query, most distinctive first."""
+
+    symbols: tuple[str, ...] = ()  # the fix's symbols the query names (``FieldSelection``)
+    paths: tuple[str, ...] = ()  # directories and file stems of the fix the query names
+    files: tuple[str, ...] = ()  # the query's files the fix touched
+    error: str | None = None  # "same error" or "same error type"
+    words: tuple[str, ...] = ()  # distinctive words both say
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serializable dict."""
+        return {
+            "symbols": list(self.symbols),
+            "paths": list(self.paths),
+            "files": list(self.files),
+            "error": self.error,
+            "words": list(self.words),
+        }
+
+    def summary(self) -> str:
+        """One short phrase: ``shares function FieldSelection; file cmd.go; words: linker, oxc``."""
+        parts = []
+        if self.error:
+            parts.append(self.error)
+        if self.files:
+            parts.append("file " + ", ".join(self.files))
+        if self.symbols:
+            parts.append("code " + ", ".join(self.symbols))
+        if self.paths:
+            parts.append("in " + ", ".join(self.paths))
+        if self.words:
+            parts.append("words: " + ", ".join(self.words))
+        return "shares " + "; ".join(parts) if parts else ""
 
 
 @dataclass(frozen=True)
@@ -20,10 +64,12 @@ class Recalled:
     """One recalled fix: the entry (redacted again), its score, and what history and checks say of it."""
 
     entry: FixEntry
-    score: float  # ranking score (relevance × outcome and regression factors); higher is better
+    score: float  # ranking score (strength × outcome and regression factors); higher is better
     regressed: bool  # a later partial entry showed this fix did not hold
     regressed_by: str | None = None  # id of that later entry
     stale: tuple[str, ...] = ()  # "stale: commit gone", "stale: file gone: …" (marked, never dropped)
+    tier: Tier = CLOSE  # "closely related" or "possibly related" (``RankingWeights.close_strength``)
+    reasons: Reasons = field(default_factory=Reasons)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serializable dict."""
@@ -33,6 +79,8 @@ class Recalled:
             "regressed": self.regressed,
             "regressed_by": self.regressed_by,
             "stale": list(self.stale),
+            "tier": self.tier,
+            "reasons": self.reasons.to_dict(),
         }
 
 
@@ -49,7 +97,8 @@ def recall_view(
     weights: RankingWeights = DEFAULT_WEIGHTS,
     file_exists_check: bool = True,
 ) -> list[Recalled]:
-    """The ``k`` most relevant live entries of ``view`` for the query, best first; ``[]`` if none is.
+    """The ``k`` most relevant live entries of ``view`` for the query, best first (closely related ones
+    before possibly related ones); ``[]`` if none is.
 
     With a ``workspace``, files are normalized against it and (if ``file_exists_check``) entries whose
     files are gone from it are marked stale.
@@ -57,12 +106,9 @@ def recall_view(
     if not view.entries or k <= 0:
         return []
     errors = list(errors or ())
+    terms = query_terms(query, errors)
     signals = view.signals(
-        query_terms(query, errors),
-        files=list(files or ()),
-        errors=errors,
-        workspace=workspace,
-        weights=weights,
+        terms, files=list(files or ()), errors=errors, workspace=workspace, weights=weights
     )
     ranked = rank(
         signals,
@@ -74,10 +120,15 @@ def recall_view(
         now=now,
         weights=weights,
     )
+    if not ranked:
+        return []
     exists = workspace_checker(workspace) if file_exists_check else None
+    value = strength(signals, weights)
+    touched = view.file_rows(list(files or ()), workspace)
     results: list[Recalled] = []
     for row, score in ranked:
         entry = view.redacted(row)
+        close = value[row] >= weights.close_strength or signals.errors[row] >= 1.0
         results.append(
             Recalled(
                 entry=entry,
@@ -85,6 +136,54 @@ def recall_view(
                 regressed=bool(view.regressed_mask[row]),
                 regressed_by=view.regressed.get(entry.id),
                 stale=stale_marks(entry, known_commits=known_commits, file_exists=exists),
+                tier=CLOSE if close else POSSIBLE,
+                reasons=reasons(view, row, terms=terms, signals=signals, touched=touched, weights=weights),
             )
         )
-    return results
+    return sorted(results, key=lambda r: r.tier != CLOSE)  # closely related first, by score within
+
+
+def reasons(
+    view: ProjectView,
+    row: int,
+    *,
+    terms: QueryTerms,
+    signals: Signals,
+    touched: dict[str, set[int]],
+    weights: RankingWeights = DEFAULT_WEIGHTS,
+) -> Reasons:
+    """What entry ``row`` shares with the query (``Reasons``), most distinctive first, redacted."""
+    entry = view.entries[row]
+    matched = view.code.matched(terms.code.keys, row)
+    by_idf = sorted(matched, key=lambda k: -view.code.idf[k])
+    symbols = [s for s in entry.symbols if any(k in matched for k in symbol_keys(s.rsplit("::", 1)[-1]))]
+    paths = [k[2:] for k in by_idf if k.startswith("p:")]
+    forms = set(match_forms(terms.tokens))
+    idf = view.lexical.idf
+    words = sorted(
+        {w for w in view.keyword_lists[row] if (form := _form(w)) in forms and idf.get(form, 0.0) > 0.0},
+        key=lambda w: (-idf.get(_form(w), 0.0), w),
+    )
+    error = None
+    if signals.errors[row] >= 1.0:
+        error = "same error"
+    elif signals.errors[row] > 0.0 and weights.error_type > 0.0:
+        error = "same error type"
+    return Reasons(
+        symbols=tuple(redact(s) for s in symbols[:MAX_REASONS]),
+        paths=tuple(redact(p) for p in _unnested(paths)[:MAX_REASONS]),
+        files=tuple(redact(f) for f, rows in sorted(touched.items()) if row in rows)[:MAX_REASONS],
+        error=error,
+        words=tuple(redact(w) for w in words[:MAX_REASONS]),
+    )
+
+
+def _form(word: str) -> str:
+    return match_forms([word])[0]
+
+
+def _unnested(paths: list[str]) -> list[str]:
+    """``paths`` without a segment that a longer matched path already shows (``golang`` under
+    ``golang/stubmethods``)."""
+    pairs = [p for p in paths if "/" in p]
+    return [p for p in paths if "/" in p or not any(p in q.split("/") for q in pairs)]

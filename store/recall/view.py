@@ -20,7 +20,8 @@ import orjson
 from store.entry import FixEntry
 from store.history import RegressionRule, regressions, superseded_by
 from store.paths import normalize_path, path_suffix_match
-from store.recall.index import LexicalIndex, keywords, meaning_text, usable_index
+from store.recall.code import CodeIndex, CodeTerms, code_terms, entry_keys
+from store.recall.index import LexicalIndex, idf, keywords, meaning_text, usable_index
 from store.recall.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
 from store.recall.signatures import ErrorIndex, error_words, query_error_parts
 from store.recall.tokenize import match_forms, tokenize
@@ -65,6 +66,7 @@ class Derived:
     index_pairs: list[bytes] | None = None
     file_sets: list[frozenset[str]] | None = None
     error_only_words: list[frozenset[str]] | None = None
+    code_keys: list[frozenset[str]] | None = None  # ``store.recall.code.entry_keys`` of each entry
     rows: dict[str, int] | None = None  # ``{id: row}``
     superseded: dict[str, str] | None = None  # ``{superseded id: superseding id}``
     live: npt.NDArray[np.bool_] | None = None  # whether each entry is the newest of its lineage
@@ -80,6 +82,8 @@ class Derived:
             out.file_sets = [*self.file_sets, *(file_set(e) for e in new)]
         if self.error_only_words is not None:
             out.error_only_words = [*self.error_only_words, *map(error_only_words, new)]
+        if self.code_keys is not None:
+            out.code_keys = [*self.code_keys, *(entry_keys(e.files, e.symbols) for e in new)]
         if self.index_pairs is not None:
             out.index_pairs = [*self.index_pairs, *_index_pairs(new, keyword_lists[n:])]
         if self.rows is not None:
@@ -116,6 +120,8 @@ class Derived:
             out.file_sets = [self.file_sets[r] for r in rows]
         if self.error_only_words is not None:
             out.error_only_words = [self.error_only_words[r] for r in rows]
+        if self.code_keys is not None:
+            out.code_keys = [self.code_keys[r] for r in rows]
         self._subset_supersession(out, entries, rows)
         return out
 
@@ -230,6 +236,18 @@ class ProjectView:
         return LexicalIndex(self.keyword_lists)
 
     @cached_property
+    def code_keys(self) -> list[frozenset[str]]:
+        """Each entry's code keys: its files' path keys and its symbols' keys (``store.recall.code``)."""
+        if self._derived.code_keys is None:
+            self._derived.code_keys = [entry_keys(e.files, e.symbols) for e in self.entries]
+        return self._derived.code_keys
+
+    @cached_property
+    def code(self) -> CodeIndex:
+        """The code keys as postings, with IDF over the entries."""
+        return CodeIndex(self.code_keys)
+
+    @cached_property
     def _vector_buffer(self) -> VectorBuffer:
         buffer = self._derived.vectors
         if buffer is None or buffer.filled < len(self.entries):
@@ -314,18 +332,32 @@ class ProjectView:
                 table.setdefault(word, []).append(row)
         return {word: np.array(rows, dtype=np.intp) for word, rows in table.items()}
 
-    def file_signal(self, files: Sequence[str], workspace: str | None) -> FloatArray:
-        """Share of the query's files each entry touched (0 for every entry when no file is asked)."""
+    def file_rows(self, files: Sequence[str], workspace: str | None) -> dict[str, set[int]]:
+        """``{normalized query file: rows of the entries that touched it}`` (suffix-aware)."""
         wanted = {normalize_path(f, workspace) for f in files} - {""}
-        hits = np.zeros(len(self.entries), dtype=np.float64)
-        for path in wanted:
-            rows = {
+        return {
+            path: {
                 row
                 for row, known in self._files_by_name.get(basename(path), ())
                 if path_suffix_match(path, known)
             }
+            for path in wanted
+        }
+
+    def file_signal(self, files: Sequence[str], workspace: str | None) -> FloatArray:
+        """Share of the query's files each entry touched (0 for every entry when no file is asked)."""
+        return self._file_signals(self.file_rows(files, workspace))[0]
+
+    def _file_signals(self, touched: dict[str, set[int]]) -> tuple[FloatArray, FloatArray]:
+        """(share of the query's files each entry touched, their summed IDF over the entries)."""
+        n = len(self.entries)
+        hits = np.zeros(n, dtype=np.float64)
+        mass = np.zeros(n, dtype=np.float64)
+        for rows in touched.values():
             hits[list(rows)] += 1.0
-        return hits / len(wanted) if wanted else hits
+            if rows:
+                mass[list(rows)] += idf(n, len(rows))
+        return (hits / len(touched) if touched else hits), mass
 
     def error_signal(
         self, errors: Sequence[str], weights: RankingWeights, workspace: str | None = None
@@ -379,12 +411,21 @@ class ProjectView:
         overlap = self.lexical.overlap(
             query.tokens, min_query_words=weights.coverage_min_words, uncredited=uncredited
         )
+        touched = self.file_rows(files, workspace)
+        share, mass = self._file_signals(touched)
         return Signals(
             jaccard=overlap.jaccard,
             coverage=overlap.coverage,
-            files=self.file_signal(files, workspace),
+            files=share,
             errors=error_signal,
             cosine=cosine,
+            words=overlap.shared,
+            code=self.code.evidence(query.code.paths | query.code.symbols),
+            code_words=self.code.evidence(query.code.words),
+            file_mass=mass,
+            query_weight=overlap.query_weight,
+            unit=idf(len(self.entries), 1),
+            files_asked=bool(touched),
         )
 
     def redacted(self, row: int) -> FixEntry:
@@ -406,6 +447,7 @@ class QueryTerms:
     vector: Vector  # of ``tokens``
     text_vector: Vector  # of the text's tokens alone
     error_words: frozenset[str]  # match forms found only in the error lines, not in the text
+    code: CodeTerms  # the names, paths and frames the text mentions (error lines: the error signal's)
 
 
 def query_terms(query: str, errors: Sequence[str]) -> QueryTerms:
@@ -415,4 +457,5 @@ def query_terms(query: str, errors: Sequence[str]) -> QueryTerms:
     tokens = text_tokens + error_tokens
     only_errors = frozenset(match_forms(error_tokens)) - frozenset(match_forms(text_tokens))
     vector = embed(tokens)
-    return QueryTerms(tokens, vector, embed(text_tokens) if error_tokens else vector, only_errors)
+    code = code_terms(query)
+    return QueryTerms(tokens, vector, embed(text_tokens) if error_tokens else vector, only_errors, code)

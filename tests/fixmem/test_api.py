@@ -271,7 +271,17 @@ def test_ops_routes_and_a_live_metrics_scrape(api: RunningApi) -> None:
 def test_openapi_documents_the_routes_and_their_parameters(api: RunningApi) -> None:
     spec = httpx.get(api.url + "/openapi.json").json()
     recall = spec["paths"]["/api/fix-memory"]["get"]
-    assert {p["name"] for p in recall["parameters"]} == {"workspace", "project_id", "q", "k"}
+    assert {p["name"] for p in recall["parameters"]} == {
+        "workspace",
+        "project_id",
+        "q",
+        "files",
+        "error",
+        "k",
+    }
+    body = spec["paths"]["/api/fix-memory"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    posted = spec["components"]["schemas"][body["$ref"].rsplit("/", 1)[-1]]
+    assert posted["properties"]["q"]["maxLength"] == 16_384
     k = next(p for p in recall["parameters"] if p["name"] == "k")
     assert (k["schema"]["minimum"], k["schema"]["maximum"], k["schema"]["default"]) == (1, 50, 5)
     stats = spec["paths"]["/api/fix-memory/stats"]["get"]
@@ -294,3 +304,75 @@ def test_readyz_is_503_naming_what_is_down(redis_client: redis.Redis, tmp_path: 
         assert checks["data_dir"].startswith("error:")
         assert "fixmem_redis_up 0.0" in httpx.get(running.url + "/metrics", timeout=30).text
         assert httpx.get(running.url + "/healthz").status_code == 200
+
+
+def _post(api: RunningApi, token: str | None, body: object, **params: object) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.post(api.url + "/api/fix-memory", json=body, params=params, headers=headers, timeout=10)
+
+
+# A whole issue text of the limit's length: the request, then a long log that repeats it.
+LONG_TASK = ("parse_mod1 should split on commas\n\n" + "log: parse_mod1 should split on commas\n" * 500)[
+    :16_384
+]
+
+
+def test_post_takes_a_whole_task_text_with_files_and_error(api: RunningApi) -> None:
+    assert len(LONG_TASK) == 16_384
+    response = _post(api, ALICE, {"project_id": PROJECT, "q": LONG_TASK, "k": 3})
+    assert response.status_code == 200, response.text
+    got = response.json()
+    assert [r["entry"]["id"] for r in got["recalled"]][:1] == [ALICE_1]
+    first = got["recalled"][0]
+    assert first["tier"] in {"closely related", "possibly related"}
+    assert "parse_mod1" in first["reasons"]["symbols"]
+    with_files = _post(
+        api, ALICE, {"project_id": PROJECT, "q": "split on commas", "files": ["src/mod1.py"],
+                     "error": "AssertionError: parse_mod1 returned ['a,b']"},
+    ).json()  # fmt: skip
+    top = with_files["recalled"][0]
+    assert top["entry"]["id"] == ALICE_1
+    assert top["reasons"]["files"] == ["src/mod1.py"]
+    assert top["reasons"]["error"] == "same error"
+    assert top["tier"] == "closely related"
+
+
+def test_get_takes_files_and_error_like_post(api: RunningApi) -> None:
+    params = {"project_id": PROJECT, "q": "split on commas", "files": ["src/mod1.py"],
+              "error": "AssertionError: parse_mod1 returned ['a,b']"}  # fmt: skip
+    got = _get(api, "/api/fix-memory", ALICE, **params).json()
+    posted = _post(api, ALICE, params).json()
+    assert got == posted
+    assert got["recalled"][0]["reasons"]["files"] == ["src/mod1.py"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "bound"),  # the field and our bound, not pydantic's wording
+    [
+        ({"project_id": PROJECT, "q": "x" * 16_385}, "q", "16384"),
+        ({"project_id": PROJECT, "q": "x", "files": ["a"] * 51}, "files", "50"),
+        ({"project_id": PROJECT, "q": "x", "error": "e" * 4001}, "error", "4000"),
+        ({"project_id": PROJECT, "q": "x", "k": 51}, "k", "50"),
+        ({"project_id": PROJECT}, "q", None),
+        ({"project_id": PROJECT, "q": "x", "surprise": 1}, "surprise", None),
+    ],
+)
+def test_post_out_of_bounds_is_422_naming_the_field_and_the_bound(
+    api: RunningApi, body: dict[str, object], field: str, bound: str | None
+) -> None:
+    response = _post(api, ALICE, body)
+    assert response.status_code == 422, response.text
+    detail = response.json()["detail"]
+    assert re.search(rf"(^|\W){re.escape(field)}: \S", detail), detail
+    if bound is not None:
+        assert re.search(rf"{re.escape(field)}: [^\n;]*\b{bound}\b", detail), detail
+    assert "give project_id or workspace" in _post(api, ALICE, {"q": "x"}).json()["detail"]
+
+
+def test_post_keeps_owners_apart(api: RunningApi) -> None:
+    assert (
+        _post(api, BOB, {"project_id": PROJECT, "q": "parse_mod1 should split on commas"}).status_code == 404
+    )
+    assert _post(api, None, {"project_id": PROJECT, "q": "parse_mod1"}).status_code == 401
+    bob = _post(api, BOB, {"project_id": OTHER, "q": "bob's own parser fix"}).json()
+    assert all(r["entry"]["project"] == OTHER for r in bob["recalled"])

@@ -83,6 +83,15 @@ def api(redis_url: str, redis_client: redis.Redis, data_dir: Path) -> Iterator[R
 
 def _call(api: RunningApi, method: str, path: str, token: str | None, **params: object) -> httpx.Response:
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    return _send(api, method, path, headers, params)
+
+
+def _send(
+    api: RunningApi, method: str, path: str, headers: dict[str, str], params: dict[str, object]
+) -> httpx.Response:
+    """A request with ``params`` in the query string, or as the JSON body of a POST."""
+    if method == "POST":
+        return httpx.request(method, api.url + path, json=params, headers=headers, timeout=10)
     return httpx.request(method, api.url + path, params=params, headers=headers, timeout=10)
 
 
@@ -97,6 +106,11 @@ def _cases(
             ("/api/fix-memory", {"workspace": project, "q": QUERY}),
             ("/api/fix-memory", {"workspace": workspace, "q": QUERY}),
             ("/api/fix-memory", {"workspace": "x", "project_id": project, "q": QUERY, "k": 50}),
+        ],
+        ("POST", "/api/fix-memory"): [
+            *[("/api/fix-memory", {"project_id": key, "q": QUERY}) for key in tricks],
+            ("/api/fix-memory", {"workspace": project, "q": QUERY}),
+            ("/api/fix-memory", {"workspace": workspace, "q": QUERY, "files": ["src/a.py"], "k": 50}),
         ],
         ("GET", "/api/fix-memory/stats"): [
             *[("/api/fix-memory/stats", {"project_id": key}) for key in tricks],
@@ -137,7 +151,7 @@ def test_every_api_route_is_owner_scoped(api: RunningApi, alice: dict[str, objec
                 assert project not in got.text and all(i not in got.text for i in ids)
         for path, params in calls[:1]:  # no token, a bad one, another scheme: 401 before anything else
             for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": f"Basic {ALICE_TOKEN}"}):
-                got = httpx.request(method, api.url + path, params=params, headers=headers, timeout=10)
+                got = _send(api, method, path, headers, params)
                 assert got.status_code == 401, (method, path, headers)
                 assert got.headers.get("www-authenticate") == "Bearer"
     assert _snapshot(data_dir) == before, "another owner's request changed Alice's files"
