@@ -51,8 +51,9 @@ class Reader(Protocol):
 
 
 def pair(entries: list[tuple[str, tuple[str, ...]]], block: str) -> list[Candidate]:
-    """Pair the block's entry lines (after its header) with the (id, files) of the entries, in order."""
-    lines = block.splitlines()[1:] if block else []
+    """Pair the block's entry lines (``- [outcome] …``; its header and section headings such as "Possibly
+    related:" are not entries) with the (id, files) of the entries, in order."""
+    lines = [line for line in block.splitlines()[1:] if line.startswith("- ")]
     return [Candidate(i, files, line) for (i, files), line in zip(entries, lines, strict=False)]
 
 

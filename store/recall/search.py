@@ -155,7 +155,7 @@ def reasons(
     """What entry ``row`` shares with the query (``Reasons``), most distinctive first, redacted."""
     entry = view.entries[row]
     matched = view.code.matched(terms.code.keys, row)
-    by_idf = sorted(matched, key=lambda k: -view.code.idf[k])
+    by_idf = sorted(matched, key=lambda k: (-view.code.idf[k], k))  # ties by name: the same in every process
     symbols = [s for s in entry.symbols if any(k in matched for k in symbol_keys(s.rsplit("::", 1)[-1]))]
     paths = [k[2:] for k in by_idf if k.startswith("p:")]
     forms = set(match_forms(terms.tokens))
