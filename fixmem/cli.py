@@ -54,6 +54,11 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         'Print the "Past fixes in this project" block for QUERY (nothing when nothing is relevant).',
     ),
     "stats": ("fixmem.memory_cli", "stats_command", "Counts and ratios of a project's fix log."),
+    "projects": (
+        "fixmem.memory_cli",
+        "projects_command",
+        "List the owner's projects: fixes, outcome ratios, last activity.",
+    ),
     "forget": (
         "fixmem.memory_cli",
         "forget_command",

@@ -37,7 +37,8 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.USAGE: "bad arguments (click), a refused note",
     ExitCode.BELOW_FLOORS: "`eval --check`: recall quality is under its floors",
     ExitCode.DATA_ERROR: "input that is not valid (an event, a JSONL line, the eval dataset)",
-    ExitCode.NOT_FOUND: "the thing named does not exist (a dead letter, an entry)",
+    ExitCode.NOT_FOUND: "the thing named does not exist (a dead letter, an entry, a project of "
+    "`recall`/`stats`)",
     ExitCode.REDIS_UNAVAILABLE: "Redis cannot be reached, refuses (OOM, wrong type) or is older than 6.2 "
     "(the message names the URL and what to do)",
     ExitCode.STORE_UNAVAILABLE: "the data directory cannot be read or written",

@@ -5,6 +5,7 @@ Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose 
 - ``GET /api/fix-memory?workspace=&project_id=&q=&k=`` -> the recalled entries and the prompt block
 - ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
+- ``GET /api/projects`` -> the owner's projects: fixes, outcome ratios, first and last activity
 - ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
   ``/metrics`` (Prometheus), ``/openapi.json``
 
@@ -37,7 +38,16 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from fixmem.api.auth import TokenMap
-from fixmem.api.models import ForgetOut, Problem, RecalledOut, RecallOut, StatsOut, stats_out
+from fixmem.api.models import (
+    ForgetOut,
+    Problem,
+    ProjectsOut,
+    RecalledOut,
+    RecallOut,
+    StatsOut,
+    projects_out,
+    stats_out,
+)
 from fixmem.metrics import ApiMetrics
 from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
@@ -189,6 +199,13 @@ def stats(ctx: Ctx, who: Owner, key: ProjectKey) -> StatsOut:
     if value.total == 0:
         raise HTTPException(404, NOT_FOUND_PROJECT)
     return stats_out(value)
+
+
+@router.get("/api/projects", response_model=ProjectsOut, responses=_ERRORS, tags=TAGS)
+def projects(ctx: Ctx, who: Owner) -> ProjectsOut:
+    """The token owner's projects that hold a fix: counts, outcome ratios, first and last activity."""
+    with _store_errors():
+        return projects_out(ctx.store.project_stats(who))
 
 
 @router.delete("/api/fix-memory/{entry_id}", response_model=ForgetOut, responses=_ERRORS, tags=TAGS)

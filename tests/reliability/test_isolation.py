@@ -166,7 +166,7 @@ def test_the_library_and_the_tool_are_owner_scoped(alice: dict[str, object], dat
         assert memory.stats(owner, project)["total"] == 0
         assert all(memory.forget(owner, i) is False for i in ids)
         assert store.read(owner, project).entries == []
-        assert store.projects(owner) == []
+        assert store.projects(owner) == [] and store.project_stats(owner) == []
         assert store.lineage(owner, project, ids[0]) == []
         ctx = ToolContext(store=store, owner=owner, project_key=project, workspace=str(alice["workspace"]))
         result = recall_fixes(ctx, {"query": QUERY, "files": ["src/mod0.py"], "k": 50})
@@ -187,10 +187,10 @@ def test_the_cli_is_owner_scoped(
     monkeypatch.setenv("FIXMEM_STORE_LOCK", "local")
     before = _snapshot(data_dir)
     for owner in TOKENS:
-        assert main(["recall", QUERY, "--owner", owner, "--project", project, "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["recalled"] == []
-        assert main(["stats", "--owner", owner, "--project", project, "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["total"] == 0
+        assert main(["recall", QUERY, "--owner", owner, "--project", project, "--json"]) == ExitCode.NOT_FOUND
+        assert main(["stats", "--owner", owner, "--project", project, "--json"]) == ExitCode.NOT_FOUND
+        captured = capsys.readouterr()
+        assert captured.out == "" and f"owner {owner!r} has no project" in captured.err  # alice's not named
         for entry in ids:
             assert main(["forget", entry, "--owner", owner]) == ExitCode.NOT_FOUND
     capsys.readouterr()
