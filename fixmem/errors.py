@@ -65,13 +65,20 @@ class CliError(click.ClickException):
 
 
 class RedisUnavailable(CliError):
-    """Raised when Redis at ``url`` does not answer."""
+    """Raised when Redis at ``url`` does not answer (or none is configured).
 
-    def __init__(self, url: str, detail: str) -> None:
+    ``origin``: where the URL came from (the setting, the file a ``fixmem up`` wrote); ``advice``: what
+    to do about it. Both default to the generic wording.
+    """
+
+    def __init__(self, url: str, detail: str, *, origin: str = "", advice: str = "") -> None:
+        where = f" ({origin})" if origin else ""
+        advice = (
+            advice
+            or "Start the pipeline with `fixmem up`, or set FIXMEM_REDIS_URL to a running Redis >= 6.2."
+        )
         super().__init__(
-            f"cannot reach Redis at {url} ({detail}). Start the pipeline with `fixmem up`, or set "
-            "FIXMEM_REDIS_URL to a running Redis >= 6.2.",
-            ExitCode.REDIS_UNAVAILABLE,
+            f"cannot reach Redis at {url}{where}: {detail}. {advice}", ExitCode.REDIS_UNAVAILABLE
         )
         self.url = url
 
