@@ -7,7 +7,7 @@ Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose 
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
 - ``GET /api/projects`` -> the owner's projects: fixes, outcome ratios, first and last activity
 - ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
-  ``/metrics`` (Prometheus), ``/openapi.json``
+  ``/metrics`` (Prometheus), ``/openapi.json``, ``/docs`` and ``/redoc`` (their assets from this server)
 
 The project key is ``project_id`` if given, else the key the owner's events from ``workspace`` carried
 (recorded by the consumer: ``ingest.workspaces``), else ``workspace`` itself. No or an unknown token:
@@ -35,6 +35,7 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Req
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from fixmem.api.auth import TokenMap
@@ -65,6 +66,7 @@ MAX_ENTRY_ID_CHARS: Final = 64
 NOT_FOUND_PROJECT: Final = "no fix memory for this project"
 NOT_FOUND_ENTRY: Final = "no such entry"
 UNAUTHORIZED: Final = "missing or unknown bearer token"
+DOCS_ASSETS_URL: Final = "/docs-assets"  # Swagger UI's and ReDoc's files, from the fastapi-offline package
 
 
 @dataclass(frozen=True)
@@ -253,7 +255,8 @@ async def _invalid(request: Request, exc: Exception) -> JSONResponse:
 
 def create_app(ctx: ApiContext) -> FastAPI:
     """The FastAPI application serving ``ctx``."""
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc load their assets from this server (offline too)
+        static_url=DOCS_ASSETS_URL,
         title="fixmem",
         summary="Fix memory for coding agents: recall past fixes, see stats, forget entries.",
         version="1",
