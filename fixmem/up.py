@@ -34,7 +34,7 @@ import redis
 
 from fixmem.demo import run_demo
 from fixmem.errors import CliError, ExitCode
-from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError, redis_cli_binary
+from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError, path_shadowing_note, redis_cli_binary
 from fixmem.settings import Settings
 from fixmem.supervisor import ChildSpec, Supervisor
 from fixmem.up_api import api_child
@@ -153,7 +153,8 @@ def run_up(
             + f"publish    fixmem publish FILE.jsonl   or   {shlex.quote(cli or 'redis-cli')} -u {url} XADD "
             f"{settings.stream} '*' event '{{...}}'\n"
             "status     fixmem status\n"
-            f"shell      {shell_exports(settings, url, cli, api.base_url, api.tokens)}\n"
+            + (f"note       {note}\n" if (note := path_shadowing_note()) else "")
+            + f"shell      {shell_exports(settings, url, cli, api.base_url, api.tokens)}\n"
         )
         out.flush()
         code = ExitCode.OK
