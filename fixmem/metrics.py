@@ -287,7 +287,7 @@ def build_labels() -> dict[str, str]:
 def api_metrics(client: redis.Redis | None, source: FleetSource | None) -> ApiMetrics:
     """A fresh registry with the fleet collector (when a client is given), the recall histogram, the
     request counter, ``fixmem_build_info`` and the process collector."""
-    disable_created_metrics()  # process-wide (prometheus_client's only switch): no `*_created` series
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # process-wide (prometheus_client's only switch): no `*_created` series
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)
     Info(
