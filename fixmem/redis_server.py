@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 # XPENDING … IDLE, LMOVE/BLMOVE and XTRIM MINID, which the pipeline uses, came with Redis 6.2
 MIN_REDIS_VERSION = (6, 2)
@@ -111,6 +113,19 @@ def path_shadowing_note(path: str | None = None, prefix: str = sys.prefix) -> st
     )
 
 
+def _one_shot_client(port: int, timeout: float) -> redis.Redis:
+    """A client of the embedded server that never retries: redis-py's default retries a command whose
+    connection drops 3 times with backoff, and SHUTDOWN always drops it (that made ``fixmem up`` wait
+    ~4 s after Redis had exited)."""
+    return redis.Redis(
+        host="127.0.0.1",
+        port=port,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+    )
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -170,7 +185,7 @@ class EmbeddedRedis:
 
     def _wait_ready(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
+        client = _one_shot_client(self.port, 0.5)  # this loop is the retry
         try:
             while time.monotonic() < deadline:
                 if self.process is None or self.process.poll() is not None:
@@ -200,7 +215,7 @@ class EmbeddedRedis:
         if proc is None or proc.poll() is not None:
             return
         with contextlib.suppress(redis.RedisError):
-            redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=timeout).shutdown(nosave=True)
+            _one_shot_client(self.port, timeout).shutdown(nosave=True)
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
