@@ -38,6 +38,11 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "publish_command",
         "Publish turn events from a JSONL FILE (or - for stdin), one event per line.",
     ),
+    "schema": (
+        "fixmem.schema_cli",
+        "schema_command",
+        "Print the JSON Schema of the v1 turn event (what a harness publishes).",
+    ),
     "status": (
         "fixmem.stream_cli",
         "status_command",

@@ -6,6 +6,7 @@ Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose 
 - ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
 - ``GET /api/projects`` -> the owner's projects: fixes, outcome ratios, first and last activity
+- ``GET /schema/turn-event.json`` -> the JSON Schema of the v1 turn event (no token)
 - ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
   ``/metrics`` (Prometheus), ``/openapi.json``, ``/docs`` and ``/redoc`` (their assets from this server)
 
@@ -52,6 +53,7 @@ from fixmem.api.models import (
 from fixmem.metrics import ApiMetrics
 from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
+from ingest.schema_doc import turn_event_json_schema
 from ingest.workspaces import project_key_of
 from store import FixStore, InvalidKey, StoreError, StoreUnavailable, prompt_block
 from store.entry import ENTRY_ID_PATTERN
@@ -224,6 +226,12 @@ def forget(
             raise HTTPException(404, NOT_FOUND_ENTRY)
     log.info("owner %s forgot %s", who, entry_id)
     return ForgetOut(id=entry_id, forgotten=True)
+
+
+@router.get("/schema/turn-event.json", tags=["ops"])
+def turn_event_schema() -> dict[str, Any]:
+    """The JSON Schema of the v1 turn event (what a harness publishes); no token needed."""
+    return turn_event_json_schema()
 
 
 @router.get("/healthz", tags=["ops"])

@@ -11,6 +11,7 @@ import httpx
 import pytest
 import redis
 
+from ingest.schema_doc import turn_event_json_schema
 from tests.fixmem.api_server import RunningApi, running_api
 
 _URL_ATTR = re.compile(r"""(?:src|href|url)\s*[=:]\s*['"]([^'"]+)['"]""")
@@ -32,3 +33,10 @@ def test_the_docs_pages_load_their_assets_from_this_server(api: RunningApi, page
     for url in urls:
         assert not re.match(r"^(https?:)?//", url), f"{page} references {url}: not served offline"
         assert httpx.get(urljoin(api.url + page, url), timeout=10).status_code == 200, url
+
+
+def test_the_turn_event_schema_is_served_without_a_token(api: RunningApi) -> None:
+    """Failed on the old code: no such route (404)."""
+    response = httpx.get(api.url + "/schema/turn-event.json", timeout=10)
+    assert response.status_code == 200
+    assert response.json() == turn_event_json_schema()
