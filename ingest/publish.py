@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import orjson
 import redis
 
 from ingest import keys
 from ingest.connection import connect, describe
-from ingest.errors import InvalidEvent, PublishError
+from ingest.errors import DeadLetterReason, InvalidEvent, PublishError
+from ingest.fit import WIRE_HEADROOM_BYTES, fit_body
 from ingest.project_key import project_key_for
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES, TurnEvent, parse_event, validate_event
 
@@ -32,11 +34,25 @@ def encode_event(event: EventLike, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) 
 
     Bytes and text are validated and sent as given; models and mappings are validated and encoded (a
     mapping with a ``workspace`` and no ``project_key`` is keyed by ``project_key_for(workspace)``).
-    Raises InvalidEvent (with a reason code) when the event is not a valid v1 event or is too large.
+    An event over ``max_bytes`` (a 5 MB test log in one output) is fitted instead of refused: the middle
+    of its longest strings is cut (tool outputs first, head and tail kept, the cut marked in the text and
+    listed in ``harness_meta.cut``: ``ingest.fit``), to ``WIRE_HEADROOM_BYTES`` (at most a quarter of it)
+    under the limit.
+    Raises InvalidEvent (with a reason code) when the event is not a valid v1 event, or is too large even
+    after cutting.
     """
     if isinstance(event, bytes | str):
-        parse_event(event, max_bytes=max_bytes)
-        return event.encode("utf-8") if isinstance(event, str) else event
+        data = event.encode("utf-8", "surrogatepass") if isinstance(event, str) else event
+        if len(data) <= max_bytes:
+            parse_event(data, max_bytes=max_bytes)
+            return data
+        try:
+            decoded = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            decoded = None
+        if not isinstance(decoded, dict):
+            parse_event(data, max_bytes=max_bytes)  # raises the too_large refusal with its message
+        return _fitted(validate_event(decoded), max_bytes)
     if isinstance(event, TurnEvent):
         model = event
     else:
@@ -49,9 +65,22 @@ def encode_event(event: EventLike, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) 
             body["project_key"] = project_key_for(body["workspace"])
         model = validate_event(body)
     wire = model.to_wire()
-    if len(wire) > max_bytes:
-        parse_event(wire, max_bytes=max_bytes)  # raises the too_large refusal with its message
-    return wire
+    return wire if len(wire) <= max_bytes else _fitted(model, max_bytes)
+
+
+def _fitted(model: TurnEvent, max_bytes: int) -> bytes:
+    """The wire form of ``model`` cut to fit ``max_bytes`` (less the headroom); InvalidEvent too_large
+    when nothing cuttable is large enough (a huge user message is cut too; tool events dropped last)."""
+    headroom = min(WIRE_HEADROOM_BYTES, max_bytes // 4)  # a small limit (tests, tight configs) keeps room
+    fitted = fit_body(model.model_dump(mode="json"), max_bytes - headroom, validate_event)
+    if fitted is None:
+        size = len(model.to_wire())
+        raise InvalidEvent(
+            DeadLetterReason.TOO_LARGE,
+            f"event is {size} bytes, over the limit of {max_bytes}, and cutting its strings cannot make it "
+            "fit",
+        )
+    return fitted.to_wire()
 
 
 def publish_turn(
