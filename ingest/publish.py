@@ -9,6 +9,7 @@ workspace's origin remote (``github.com/acme/widgets``), else its absolute path.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -25,10 +26,11 @@ from ingest.errors import DeadLetterReason, InvalidEvent, PublishError
 from ingest.fit import WIRE_HEADROOM_BYTES, fit_body
 from ingest.project_key import project_key_for
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES, TurnEvent, parse_event, validate_event
+from ingest.spool import Spool
 
 EventLike = TurnEvent | Mapping[str, Any] | bytes | str
 
-__all__ = ["CHUNK", "EventLike", "connect", "encode_event", "publish_many", "publish_turn"]
+__all__ = ["CHUNK", "EventLike", "Spool", "connect", "encode_event", "publish_many", "publish_turn"]
 
 CHUNK = 10_000  # events per pipeline round trip in publish_many
 FIRST_BACKOFF_SECONDS = 0.05  # then doubled per retry, at most MAX_BACKOFF_SECONDS
@@ -111,13 +113,16 @@ def publish_turn(
     stream: str = keys.DEFAULT_STREAM,
     max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     retry_seconds: float | None = None,
+    spool: Spool | None = None,
 ) -> str:
     """Validate and publish one turn; returns its stream id.
 
     Raises InvalidEvent when the event is refused, PublishError when Redis does not take it (after
     retrying, see ``publish_many``).
     """
-    return publish_many(client, [event], stream=stream, max_bytes=max_bytes, retry_seconds=retry_seconds)[0]
+    return publish_many(
+        client, [event], stream=stream, max_bytes=max_bytes, retry_seconds=retry_seconds, spool=spool
+    )[0]
 
 
 def publish_many(
@@ -127,6 +132,7 @@ def publish_many(
     stream: str = keys.DEFAULT_STREAM,
     max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     retry_seconds: float | None = None,
+    spool: Spool | None = None,
 ) -> list[str]:
     """Validate all events, then publish them in one pipelined round trip (per 10,000); returns ids.
 
@@ -137,6 +143,10 @@ def publish_many(
     PublishError when Redis still does not take them, or refuses them (out of memory, disk full: not
     retried). Then none of that round trip was acked to you: publishing again is safe, the pipeline
     records each turn once (the same holds for a retry here).
+
+    ``spool`` (``ingest.spool.Spool``): instead of raising PublishError when Redis does not answer, keep
+    the events on disk and return ``""`` as their ids; each later call first sends what is spooled (once
+    Redis answers), oldest first. Refusals still raise.
     """
     deadline = time.monotonic() + (_timeout_of(client) if retry_seconds is None else retry_seconds)
     wires: list[bytes] = []
@@ -146,9 +156,23 @@ def publish_many(
         except InvalidEvent as exc:
             raise InvalidEvent(exc.reason, f"event #{index}: {exc.message}") from exc
     ids: list[str] = []
+    if spool is not None and spool.pending():
+        with contextlib.suppress(PublishError):  # still down: the new events are spooled behind them
+            spool.drain(lambda s, w: _xadd_retrying(client, s, w, deadline))
     for start in range(0, len(wires), CHUNK):
-        ids.extend(_xadd_retrying(client, stream, wires[start : start + CHUNK], deadline))
+        chunk = wires[start : start + CHUNK]
+        try:
+            ids.extend(_xadd_retrying(client, stream, chunk, deadline))
+        except _RedisDown:
+            if spool is None:
+                raise
+            spool.put(stream, chunk)
+            ids.extend("" for _ in chunk)
     return ids
+
+
+class _RedisDown(PublishError):
+    """Redis did not answer within the retry budget (a refusal is a plain PublishError)."""
 
 
 def _xadd_retrying(client: redis.Redis, stream: str, wires: Sequence[bytes], deadline: float) -> list[str]:
@@ -159,7 +183,7 @@ def _xadd_retrying(client: redis.Redis, stream: str, wires: Sequence[bytes], dea
             return _xadd_all(client, stream, wires)
         except REDIS_DOWN as exc:
             if time.monotonic() + delay > deadline:
-                raise PublishError(
+                raise _RedisDown(
                     f"could not publish to {describe(client)} ({exc}; {tries} tries in "
                     f"{time.monotonic() - started:.1f} s): is Redis running?"
                 ) from exc
