@@ -120,7 +120,10 @@ def test_every_api_route_is_owner_scoped(api: RunningApi, alice: dict[str, objec
     cases = _cases(project, workspace, ids[0])
     paths = create_app(api.ctx).openapi()["paths"]
     routes = {(m.upper(), p) for p, ops in paths.items() if p.startswith("/api/") for m in ops}
-    assert routes == set(cases), f"owner-scoped routes without an isolation case: {routes - set(cases)}"
+    listings = {("GET", "/api/projects")}  # answer the token's own data only: checked below, not 404
+    assert routes == set(cases) | listings, (
+        f"owner-scoped routes without an isolation case: {routes - set(cases)}"
+    )
 
     before = _snapshot(data_dir)
     asked = 0
@@ -140,11 +143,18 @@ def test_every_api_route_is_owner_scoped(api: RunningApi, alice: dict[str, objec
                 got = httpx.request(method, api.url + path, params=params, headers=headers, timeout=10)
                 assert got.status_code == 401, (method, path, headers)
                 assert got.headers.get("www-authenticate") == "Bearer"
+    for token in TOKENS.values():  # the listing of another owner never holds Alice's projects
+        got = _call(api, "GET", "/api/projects", token)
+        assert got.status_code == 200 and got.json() == {"projects": []}, got.text
+    assert _call(api, "GET", "/api/projects", None).status_code == 401
     assert _snapshot(data_dir) == before, "another owner's request changed Alice's files"
 
     # Positive controls: Alice sees, stats and forgets her own.
     assert _call(api, "GET", "/api/fix-memory", ALICE_TOKEN, project_id=project, q=QUERY).json()["recalled"]
     assert _call(api, "GET", "/api/fix-memory/stats", ALICE_TOKEN, project_id=project).json()["total"] == 4
+    assert [p["project"] for p in _call(api, "GET", "/api/projects", ALICE_TOKEN).json()["projects"]] == [
+        project
+    ]
     assert _call(api, "DELETE", f"/api/fix-memory/{ids[-1]}", ALICE_TOKEN).status_code == 200
     print(f"\n{asked} cross-owner API requests: all 404 like a missing one, 0 bytes changed")
 
