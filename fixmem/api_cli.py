@@ -100,15 +100,26 @@ def mcp_command(
 ) -> None:
     """Serve the recall_fixes tool over MCP on stdin/stdout (add it to your agent's MCP servers)."""
     from fixmem.mcp_server import run_stdio  # noqa: PLC0415 - load the MCP SDK only here
+    from fixmem.mcp_workspace import resolve_workspace, start_line  # noqa: PLC0415
 
     settings = load_settings(data_dir=data_dir, owner=owner, project=project, workspace=workspace)
     logs.configure("mcp", verbose=verbose)  # stderr: stdout is the protocol
-    where = str((settings.workspace or Path(os.getcwd())).absolute())
-    ctx = ToolContext.from_settings(
-        settings,
-        wiring.make_store(settings, None),  # reads only: no lock, no Redis
-        owner=require_owner(settings),
-        project_key=settings.project or project_key_for(where),
-        workspace=where,
+    who = require_owner(settings)
+    cwd = str(Path(os.getcwd()).absolute())
+    key = settings.project or project_key_for(str((settings.workspace or Path(cwd)).absolute()))
+    where, why = resolve_workspace(
+        key, given=settings.workspace, cwd=cwd, recorded=lambda: _recorded_workspaces(settings, who, key)
     )
+    store = wiring.make_store(settings, None)  # reads only: no lock (Redis only to find the workspace)
+    ctx = ToolContext.from_settings(settings, store, owner=who, project_key=key, workspace=where)
+    click.echo(start_line(who, key, len(store.read(who, key).entries), where, why), err=True)
     run_stdio(ctx)
+
+
+def _recorded_workspaces(settings: Settings, owner: str, project: str) -> list[str]:
+    """The workspaces the owner's events of ``project`` came from, when a Redis is configured or running."""
+    from ingest.workspaces import workspaces_of  # noqa: PLC0415
+
+    if wiring.resolve_redis_url(settings) is None:
+        return []
+    return workspaces_of(wiring.redis_client(settings), owner, project)

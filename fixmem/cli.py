@@ -38,6 +38,11 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "publish_command",
         "Publish turn events from a JSONL FILE (or - for stdin), one event per line.",
     ),
+    "schema": (
+        "fixmem.schema_cli",
+        "schema_command",
+        "Print the JSON Schema of the v1 turn event (what a harness publishes).",
+    ),
     "status": (
         "fixmem.stream_cli",
         "status_command",
@@ -54,6 +59,11 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         'Print the "Past fixes in this project" block for QUERY (nothing when nothing is relevant).',
     ),
     "stats": ("fixmem.memory_cli", "stats_command", "Counts and ratios of a project's fix log."),
+    "projects": (
+        "fixmem.memory_cli",
+        "projects_command",
+        "List the owner's projects: fixes, outcome ratios, last activity.",
+    ),
     "forget": (
         "fixmem.memory_cli",
         "forget_command",

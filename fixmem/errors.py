@@ -37,7 +37,8 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.USAGE: "bad arguments (click), a refused note",
     ExitCode.BELOW_FLOORS: "`eval --check`: recall quality is under its floors",
     ExitCode.DATA_ERROR: "input that is not valid (an event, a JSONL line, the eval dataset)",
-    ExitCode.NOT_FOUND: "the thing named does not exist (a dead letter, an entry)",
+    ExitCode.NOT_FOUND: "the thing named does not exist (a dead letter, an entry, a project of "
+    "`recall`/`stats`)",
     ExitCode.REDIS_UNAVAILABLE: "Redis cannot be reached, refuses (OOM, wrong type) or is older than 6.2 "
     "(the message names the URL and what to do)",
     ExitCode.STORE_UNAVAILABLE: "the data directory cannot be read or written",
@@ -64,13 +65,20 @@ class CliError(click.ClickException):
 
 
 class RedisUnavailable(CliError):
-    """Raised when Redis at ``url`` does not answer."""
+    """Raised when Redis at ``url`` does not answer (or none is configured).
 
-    def __init__(self, url: str, detail: str) -> None:
+    ``origin``: where the URL came from (the setting, the file a ``fixmem up`` wrote); ``advice``: what
+    to do about it. Both default to the generic wording.
+    """
+
+    def __init__(self, url: str, detail: str, *, origin: str = "", advice: str = "") -> None:
+        where = f" ({origin})" if origin else ""
+        advice = (
+            advice
+            or "Start the pipeline with `fixmem up`, or set FIXMEM_REDIS_URL to a running Redis >= 6.2."
+        )
         super().__init__(
-            f"cannot reach Redis at {url} ({detail}). Start the pipeline with `fixmem up`, or set "
-            "FIXMEM_REDIS_URL to a running Redis >= 6.2.",
-            ExitCode.REDIS_UNAVAILABLE,
+            f"cannot reach Redis at {url}{where}: {detail}. {advice}", ExitCode.REDIS_UNAVAILABLE
         )
         self.url = url
 

@@ -15,7 +15,9 @@ from fixmem.errors import CliError, ExitCode
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_K, MAX_QUERY_CHARS
 from fixmem.options import data_dir_option, load_settings, owner_option, redis_url_option, require_owner
 from ingest.project_key import project_key_for
-from store import fit_query, prompt_block
+from store import FixStore, Stats, fit_query, prompt_block
+from store.catalog import nearest_first
+from store.paths import canonical_key
 
 project_option = click.option(
     "--project",
@@ -28,6 +30,33 @@ workspace_option = click.option(
     default=None,
     help="The checkout (default: the current directory); marks fixes whose files are gone.",
 )
+LISTED_PROJECTS = 10  # an unknown project's error names at most this many known ones
+
+
+def require_project(store: FixStore, owner: str, project: str) -> None:
+    """Nothing when ``owner`` has a log for ``project``; else CliError (exit 66) naming the project, the
+    data directory and the owner's projects, nearest first: a mistyped key is not "nothing relevant"."""
+    if store.has_project(owner, project):
+        return
+    where = store.root
+    known = [canonical_key(p) for p in store.projects(owner)]
+    if not known:
+        raise CliError(
+            f"unknown project {canonical_key(project)!r}: owner {owner!r} has no project in {where} "
+            "(check --owner/FIXMEM_OWNER and --data-dir/FIXMEM_DATA_DIR; `fixmem projects` lists them)",
+            ExitCode.NOT_FOUND,
+        )
+    nearest = nearest_first(canonical_key(project), known)
+    more = (
+        f" (and {len(nearest) - LISTED_PROJECTS} more: `fixmem projects`)"
+        if len(nearest) > LISTED_PROJECTS
+        else ""
+    )
+    raise CliError(
+        f"unknown project {canonical_key(project)!r} for owner {owner!r} in {where}; "
+        f"known, nearest first: {', '.join(nearest[:LISTED_PROJECTS])}{more}",
+        ExitCode.NOT_FOUND,
+    )
 
 
 @click.command("recall")
@@ -66,6 +95,7 @@ def recall_command(
     owner = require_owner(settings)
     store = wiring.make_store(settings, None)  # reading takes no lock
     project = project or project_key_for(workspace or os.getcwd())
+    require_project(store, owner, project)
     now = time.time()
     recalled = store.recall(
         owner,
@@ -99,8 +129,66 @@ def stats_command(
     settings = load_settings(data_dir=data_dir, owner=owner)
     owner = require_owner(settings)
     project = project or project_key_for(workspace or os.getcwd())
-    stats = wiring.make_store(settings, None).stats(owner, project)
+    store = wiring.make_store(settings, None)
+    require_project(store, owner, project)
+    stats = store.stats(owner, project)
     click.echo(json.dumps(stats.to_dict(), indent=None if as_json else 2))
+
+
+def _last_activity(ts: float | None) -> str:
+    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts))
+
+
+def projects_table(listed: list[Stats]) -> str:
+    """The projects as an aligned text table: key, fixes, outcome shares, last activity."""
+    header = ("project", "fixes", "fixed", "partial", "unverified", "last activity")
+    rows = [
+        (
+            s.project,
+            str(s.total),
+            *(f"{s.ratios[o]:.0%}" for o in ("fixed", "partial", "unverified")),
+            _last_activity(s.newest_ts),
+        )
+        for s in listed
+    ]
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in (header, *rows)
+    ]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+@click.command("projects")
+@owner_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@data_dir_option
+def projects_command(*, owner: str | None, as_json: bool, data_dir: Path | None) -> None:
+    """List the owner's projects: fixes, outcome ratios, last activity."""
+    settings = load_settings(data_dir=data_dir, owner=owner)
+    owner = require_owner(settings)
+    store = wiring.make_store(settings, None)
+    listed = store.project_stats(owner)
+    if as_json:
+        click.echo(json.dumps({"owner": owner, "projects": [project_summary(s) for s in listed]}, indent=2))
+    elif listed:
+        click.echo(projects_table(listed))
+    else:
+        click.echo(f"(owner {owner!r} has no project in {store.root})", err=True)
+
+
+def project_summary(stats: Stats) -> dict[str, object]:
+    """One project of the listing as JSON: key, counts, ratios, first and last activity (unix seconds)."""
+    return {
+        "project": stats.project,
+        "total": stats.total,
+        "by_outcome": stats.by_outcome,
+        "ratios": stats.ratios,
+        "oldest_ts": stats.oldest_ts,
+        "newest_ts": stats.newest_ts,
+    }
 
 
 @click.command("forget")

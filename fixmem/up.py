@@ -7,8 +7,10 @@
 2. Children, supervised (restarted with backoff when they crash): the consumer (``fixmem ingest``),
    ``workers`` workers (``fixmem worker``) and the HTTP API with ``/metrics`` (``fixmem serve``, see
    ``fixmem.up_api``).
-3. It prints where things are: the data directory, Redis, the children's pids, the API's URLs and a token,
-   the streams and queues, the bundled ``redis-cli`` (to ``XADD`` by hand) and how to publish.
+3. It prints where things are: the data directory, Redis, the children's pids, the API's URLs and a token
+   per owner (yours and the demo's), the streams and queues, the bundled ``redis-cli`` (to ``XADD`` by
+   hand), how to publish, and an ``export`` line that gives another terminal all of it (the README's
+   first-hour steps use it).
 4. Optionally the demo; with ``--exit``, stop after it.
 5. On Ctrl-C / SIGTERM: stop the children, then shut the embedded Redis down cleanly. An embedded Redis
    that crashes meanwhile is restarted on the same port (AOF replayed); the children reconnect.
@@ -32,7 +34,7 @@ import redis
 
 from fixmem.demo import run_demo
 from fixmem.errors import CliError, ExitCode
-from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError, redis_cli_binary
+from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError, path_shadowing_note, redis_cli_binary
 from fixmem.settings import Settings
 from fixmem.supervisor import ChildSpec, Supervisor
 from fixmem.up_api import api_child
@@ -151,6 +153,8 @@ def run_up(
             + f"publish    fixmem publish FILE.jsonl   or   {shlex.quote(cli or 'redis-cli')} -u {url} XADD "
             f"{settings.stream} '*' event '{{...}}'\n"
             "status     fixmem status\n"
+            + (f"note       {note}\n" if (note := path_shadowing_note()) else "")
+            + f"shell      {shell_exports(settings, url, cli, api.base_url, api.tokens)}\n"
         )
         out.flush()
         code = ExitCode.OK
@@ -169,6 +173,18 @@ def run_up(
             supervisor.stop()
             out.write("children   stopped\n")
     return code
+
+
+def shell_exports(
+    settings: Settings, url: str, cli: str | None, api_base: str, tokens: dict[str, str]
+) -> str:
+    """The ``export`` line ``up`` prints for another terminal: the owner and data directory this ``up``
+    serves (so ``fixmem recall`` there means the same memory), ``REDIS_CLI``/``REDIS_URL`` for the README's
+    ``XADD``, ``API`` and ``TOKEN`` (your owner's) for its ``curl``."""
+    values = {"FIXMEM_OWNER": settings.owner, "FIXMEM_DATA_DIR": str(settings.data_dir)}
+    values |= {"REDIS_CLI": cli or "redis-cli", "REDIS_URL": url, "API": api_base}
+    values["TOKEN"] = tokens.get(settings.owner or "")
+    return "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items() if v)
 
 
 def _watch(supervisor: Supervisor, running: RunningRedis, stop: threading.Event) -> None:

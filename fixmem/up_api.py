@@ -2,8 +2,10 @@
 
 Port: ``FIXMEM_API_PORT`` when set (0: a free one; taken: an error), else 8765, or a free one when 8765
 is taken (another ``up`` on this machine). Without configured tokens (``FIXMEM_API_TOKENS`` or
-``FIXMEM_API_TOKENS_FILE``), ``up`` makes one random token for the demo owner, hands it to the child in
-its environment and prints it; it lives as long as that ``up``.
+``FIXMEM_API_TOKENS_FILE``), ``up`` makes one random token per owner it serves: yours (``Settings.owner``:
+``FIXMEM_OWNER``, else the login name — the owner ``fixmem recall`` means and the README's example
+publishes as) and the demo's; it hands them to the child in its environment and prints them; they live
+as long as that ``up``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class ApiChild:
 
     spec: ChildSpec
     base_url: str
-    token: str | None  # the generated demo token; None when tokens are configured
+    tokens: dict[str, str]  # owner -> the token generated for it; empty when tokens are configured
     lines: tuple[str, ...]
 
 
@@ -63,10 +65,12 @@ def api_child(settings: Settings, redis_url: str) -> ApiChild:
     else:
         port = settings.api_port
     env = {**os.environ, "FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(settings.data_dir)}
-    token = None
+    tokens: dict[str, str] = {}
     if settings.api_tokens is None and settings.api_tokens_file is None:
-        token = secrets.token_urlsafe(24)
-        env["FIXMEM_API_TOKENS"] = f"{token}:{DEMO_OWNER}"
+        tokens = {
+            owner: secrets.token_urlsafe(24) for owner in dict.fromkeys([settings.owner, DEMO_OWNER]) if owner
+        }
+        env["FIXMEM_API_TOKENS"] = ",".join(f"{token}:{owner}" for owner, token in tokens.items())
     argv = [
         sys.executable, "-m", "fixmem", "serve", "--host", host, "--port", str(port),
         "--parent-pid", str(os.getpid()),
@@ -74,12 +78,20 @@ def api_child(settings: Settings, redis_url: str) -> ApiChild:
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
     lines = [f"api        {base}/api/fix-memory   docs {base}/docs   metrics {base}/metrics"]
-    if token is not None:
+    for owner, token in tokens.items():
+        whose = (
+            "the turns of `fixmem up --demo`"
+            if owner == DEMO_OWNER
+            else "yours: FIXMEM_OWNER, else your login name"
+        )
+        lines.append(f"token      {token}   (owner {owner}, {whose})")
+    if DEMO_OWNER in tokens:
         query = urlencode({"project_id": DEMO_PROJECT, "q": DEMO_QUERY})
-        lines += [
-            f"token      {token}   (owner {DEMO_OWNER}; set FIXMEM_API_TOKENS='token:owner,…' for yours)",
-            f"try        curl -H 'Authorization: Bearer {token}' '{base}/api/fix-memory?{query}'",
-        ]
+        lines.append(
+            f"try        curl -H 'Authorization: Bearer {tokens[DEMO_OWNER]}' '{base}/api/fix-memory?{query}'"
+        )
+    if tokens:
+        lines.append("           (set FIXMEM_API_TOKENS='token:owner,…' for tokens of your own)")
     else:
         lines.append("tokens     from FIXMEM_API_TOKENS / FIXMEM_API_TOKENS_FILE")
-    return ApiChild(ChildSpec("api", argv, env), base, token, tuple(lines))
+    return ApiChild(ChildSpec("api", argv, env), base, tokens, tuple(lines))

@@ -7,14 +7,16 @@ timeouts.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import os
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from fixmem.errors import CliError, ExitCode, RedisUnavailable
-from fixmem.settings import Settings
+from fixmem.settings import Settings, default_data_dir
 
 # The parts below are imported where they are built, not here: `fixmem recall` needs the store only,
 # `fixmem status` a Redis client only (redis-py, the consumer, the workers and RQ are costly imports).
@@ -63,21 +65,61 @@ def redis_client(settings: Settings, *, ping: bool = True, check_version: bool =
 
     url = resolve_redis_url(settings)
     if url is None:
-        raise RedisUnavailable("(none configured)", "FIXMEM_REDIS_URL is unset and no `fixmem up` is running")
+        raise _no_redis(settings)
     try:
         client = connect(url, timeout=settings.redis_timeout_seconds)
     except ValueError as exc:
-        raise RedisUnavailable(url, f"not a Redis URL: {exc}") from exc
+        raise _unreachable(settings, url, f"not a Redis URL: {exc}") from exc
     if ping:
         try:
             client.ping()
         except REDIS_DOWN as exc:
-            raise RedisUnavailable(url, str(exc) or type(exc).__name__) from exc
+            raise _unreachable(settings, url, str(exc) or type(exc).__name__) from exc
         except redis.exceptions.AuthenticationError as exc:
-            raise RedisUnavailable(url, f"authentication failed: {exc}") from exc
+            raise _unreachable(settings, url, f"authentication failed: {exc}") from exc
     if check_version:
         require_supported_version(client, url)
     return client
+
+
+def _no_redis(settings: Settings) -> RedisUnavailable:
+    """No URL at all: say which data directory was looked in, and name a ``fixmem up`` that runs with the
+    default one when that is another (the usual cause: a command given another data directory)."""
+    url_file = runtime_url_path(settings.data_dir)
+    elsewhere = ""
+    default = default_data_dir(os.environ)
+    if default.expanduser() != settings.data_dir:
+        with contextlib.suppress(OSError):
+            other = runtime_url_path(default).read_text().strip()
+            if other:
+                elsewhere = f" (a `fixmem up` published {other} for data dir {default}: use that data dir)"
+    return RedisUnavailable(
+        "(none)",
+        "FIXMEM_REDIS_URL is unset and no `fixmem up` has published a Redis for data dir "
+        f"{settings.data_dir} (no {url_file}){elsewhere}",
+        advice="Start `fixmem up` with this data dir, or pass the data dir yours runs with (FIXMEM_DATA_DIR, "
+        "--data-dir), or set FIXMEM_REDIS_URL.",
+    )
+
+
+def _unreachable(settings: Settings, url: str, detail: str) -> RedisUnavailable:
+    """``url`` does not answer: say where the URL came from, and what to do about that source."""
+    if settings.redis_url:
+        return RedisUnavailable(
+            url,
+            detail,
+            origin="FIXMEM_REDIS_URL / --redis-url",
+            advice="Check that server, or unset FIXMEM_REDIS_URL to use the Redis of a running `fixmem up` "
+            f"(it publishes its URL in {runtime_url_path(settings.data_dir)}).",
+        )
+    url_file = runtime_url_path(settings.data_dir)
+    return RedisUnavailable(
+        url,
+        detail,
+        origin=f"read from {url_file}, written by the `fixmem up` of data dir {settings.data_dir}",
+        advice="That `fixmem up` has stopped or its Redis crashed: start `fixmem up` again (or see its "
+        f"log, {settings.data_dir / 'redis' / 'redis.log'}).",
+    )
 
 
 def require_supported_version(client: redis.Redis, url: str) -> None:

@@ -9,22 +9,47 @@ workspace's origin remote (``github.com/acme/widgets``), else its absolute path.
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import orjson
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from ingest import keys
-from ingest.connection import connect, describe
-from ingest.errors import InvalidEvent, PublishError
+from ingest.connection import REDIS_DOWN, describe
+from ingest.connection import connect as _connect
+from ingest.errors import DeadLetterReason, InvalidEvent, PublishError
+from ingest.fit import WIRE_HEADROOM_BYTES, fit_body
 from ingest.project_key import project_key_for
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES, TurnEvent, parse_event, validate_event
+from ingest.spool import Spool
 
 EventLike = TurnEvent | Mapping[str, Any] | bytes | str
 
-__all__ = ["CHUNK", "EventLike", "connect", "encode_event", "publish_many", "publish_turn"]
+__all__ = ["CHUNK", "EventLike", "Spool", "connect", "encode_event", "publish_many", "publish_turn"]
 
 CHUNK = 10_000  # events per pipeline round trip in publish_many
+FIRST_BACKOFF_SECONDS = 0.05  # then doubled per retry, at most MAX_BACKOFF_SECONDS
+MAX_BACKOFF_SECONDS = 1.0
+_sleep = time.sleep  # the one wait of the SDK: between retries (tests watch it)
+
+
+def connect(url: str, *, timeout: float = 5.0) -> redis.Redis:
+    """A client for ``url`` whose connects and reads give up after ``timeout`` seconds, and that does not
+    retry by itself: ``publish_turn``/``publish_many`` retry within ``timeout`` (redis-py's own retries
+    back off for seconds whatever the timeout). Raises ValueError on a malformed URL."""
+    client = _connect(url, timeout=timeout)
+    client.connection_pool.connection_kwargs["retry"] = Retry(NoBackoff(), 0)
+    return client
+
+
+def _timeout_of(client: redis.Redis) -> float:
+    value = client.connection_pool.connection_kwargs.get("socket_timeout")
+    return float(value) if isinstance(value, int | float) and value > 0 else 5.0
 
 
 def encode_event(event: EventLike, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> bytes:
@@ -32,11 +57,25 @@ def encode_event(event: EventLike, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) 
 
     Bytes and text are validated and sent as given; models and mappings are validated and encoded (a
     mapping with a ``workspace`` and no ``project_key`` is keyed by ``project_key_for(workspace)``).
-    Raises InvalidEvent (with a reason code) when the event is not a valid v1 event or is too large.
+    An event over ``max_bytes`` (a 5 MB test log in one output) is fitted instead of refused: the middle
+    of its longest strings is cut (tool outputs first, head and tail kept, the cut marked in the text and
+    listed in ``harness_meta.cut``: ``ingest.fit``), to ``WIRE_HEADROOM_BYTES`` (at most a quarter of it)
+    under the limit.
+    Raises InvalidEvent (with a reason code) when the event is not a valid v1 event, or is too large even
+    after cutting.
     """
     if isinstance(event, bytes | str):
-        parse_event(event, max_bytes=max_bytes)
-        return event.encode("utf-8") if isinstance(event, str) else event
+        data = event.encode("utf-8", "surrogatepass") if isinstance(event, str) else event
+        if len(data) <= max_bytes:
+            parse_event(data, max_bytes=max_bytes)
+            return data
+        try:
+            decoded = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            decoded = None
+        if not isinstance(decoded, dict):
+            parse_event(data, max_bytes=max_bytes)  # raises the too_large refusal with its message
+        return _fitted(validate_event(decoded), max_bytes)
     if isinstance(event, TurnEvent):
         model = event
     else:
@@ -49,9 +88,22 @@ def encode_event(event: EventLike, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) 
             body["project_key"] = project_key_for(body["workspace"])
         model = validate_event(body)
     wire = model.to_wire()
-    if len(wire) > max_bytes:
-        parse_event(wire, max_bytes=max_bytes)  # raises the too_large refusal with its message
-    return wire
+    return wire if len(wire) <= max_bytes else _fitted(model, max_bytes)
+
+
+def _fitted(model: TurnEvent, max_bytes: int) -> bytes:
+    """The wire form of ``model`` cut to fit ``max_bytes`` (less the headroom); InvalidEvent too_large
+    when nothing cuttable is large enough (a huge user message is cut too; tool events dropped last)."""
+    headroom = min(WIRE_HEADROOM_BYTES, max_bytes // 4)  # a small limit (tests, tight configs) keeps room
+    fitted = fit_body(model.model_dump(mode="json"), max_bytes - headroom, validate_event)
+    if fitted is None:
+        size = len(model.to_wire())
+        raise InvalidEvent(
+            DeadLetterReason.TOO_LARGE,
+            f"event is {size} bytes, over the limit of {max_bytes}, and cutting its strings cannot make it "
+            "fit",
+        )
+    return fitted.to_wire()
 
 
 def publish_turn(
@@ -60,12 +112,17 @@ def publish_turn(
     *,
     stream: str = keys.DEFAULT_STREAM,
     max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    retry_seconds: float | None = None,
+    spool: Spool | None = None,
 ) -> str:
     """Validate and publish one turn; returns its stream id.
 
-    Raises InvalidEvent when the event is refused, PublishError when Redis does not take it.
+    Raises InvalidEvent when the event is refused, PublishError when Redis does not take it (after
+    retrying, see ``publish_many``).
     """
-    return publish_many(client, [event], stream=stream, max_bytes=max_bytes)[0]
+    return publish_many(
+        client, [event], stream=stream, max_bytes=max_bytes, retry_seconds=retry_seconds, spool=spool
+    )[0]
 
 
 def publish_many(
@@ -74,13 +131,24 @@ def publish_many(
     *,
     stream: str = keys.DEFAULT_STREAM,
     max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    retry_seconds: float | None = None,
+    spool: Spool | None = None,
 ) -> list[str]:
     """Validate all events, then publish them in one pipelined round trip (per 10,000); returns ids.
 
-    Nothing is sent unless every event is valid. Raises InvalidEvent naming the first bad event's
-    position, PublishError when Redis does not take them (then none of that round trip was acked to
-    you: publishing again is safe, the pipeline records each turn once).
+    Nothing is sent unless every event is valid. While Redis does not answer (down, restarting, loading
+    its AOF) the round trip is retried with backoff (50 ms doubling to 1 s) as long as the next try starts
+    within ``retry_seconds`` of the call (default: the client's socket timeout, so the call blocks about
+    as long as one timed-out request at most). Raises InvalidEvent naming the first bad event's position,
+    PublishError when Redis still does not take them, or refuses them (out of memory, disk full: not
+    retried). Then none of that round trip was acked to you: publishing again is safe, the pipeline
+    records each turn once (the same holds for a retry here).
+
+    ``spool`` (``ingest.spool.Spool``): instead of raising PublishError when Redis does not answer, keep
+    the events on disk and return ``""`` as their ids; each later call first sends what is spooled (once
+    Redis answers), oldest first. Refusals still raise.
     """
+    deadline = time.monotonic() + (_timeout_of(client) if retry_seconds is None else retry_seconds)
     wires: list[bytes] = []
     for index, event in enumerate(events):
         try:
@@ -88,17 +156,50 @@ def publish_many(
         except InvalidEvent as exc:
             raise InvalidEvent(exc.reason, f"event #{index}: {exc.message}") from exc
     ids: list[str] = []
+    if spool is not None and spool.pending():
+        with contextlib.suppress(PublishError):  # still down: the new events are spooled behind them
+            spool.drain(lambda s, w: _xadd_retrying(client, s, w, deadline))
     for start in range(0, len(wires), CHUNK):
-        ids.extend(_xadd_all(client, stream, wires[start : start + CHUNK]))
+        chunk = wires[start : start + CHUNK]
+        try:
+            ids.extend(_xadd_retrying(client, stream, chunk, deadline))
+        except _RedisDown:
+            if spool is None:
+                raise
+            spool.put(stream, chunk)
+            ids.extend("" for _ in chunk)
     return ids
 
 
+class _RedisDown(PublishError):
+    """Redis did not answer within the retry budget (a refusal is a plain PublishError)."""
+
+
+def _xadd_retrying(client: redis.Redis, stream: str, wires: Sequence[bytes], deadline: float) -> list[str]:
+    """``_xadd_all``, tried again with backoff while Redis does not answer and the deadline allows."""
+    delay, tries, started = FIRST_BACKOFF_SECONDS, 1, time.monotonic()
+    while True:
+        try:
+            return _xadd_all(client, stream, wires)
+        except REDIS_DOWN as exc:
+            if time.monotonic() + delay > deadline:
+                raise _RedisDown(
+                    f"could not publish to {describe(client)} ({exc}; {tries} tries in "
+                    f"{time.monotonic() - started:.1f} s): is Redis running?"
+                ) from exc
+        _sleep(delay)
+        delay, tries = min(delay * 2, MAX_BACKOFF_SECONDS), tries + 1
+
+
 def _xadd_all(client: redis.Redis, stream: str, wires: Sequence[bytes]) -> list[str]:
+    """One pipelined round trip; raises REDIS_DOWN errors as they are (to retry), PublishError else."""
     try:
         with client.pipeline(transaction=False) as pipe:
             for wire in wires:
                 pipe.xadd(stream, {keys.EVENT_FIELD: wire})
             results = pipe.execute()
+    except REDIS_DOWN:
+        raise
     except redis.exceptions.ResponseError as exc:
         raise PublishError(_explain_refusal(exc, stream)) from exc
     except redis.exceptions.RedisError as exc:

@@ -81,13 +81,22 @@ class ToolEvent(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    tool: str = Field(min_length=1, max_length=MAX_TOOL_NAME_CHARS)
-    input: dict[str, Any] = Field(default_factory=dict)
-    output: str = ""
-    exit_code: int | None = None
-    ok: bool | None = None
-    ts: float | None = None
-    diff: str | None = None
+    tool: str = Field(
+        min_length=1,
+        max_length=MAX_TOOL_NAME_CHARS,
+        description="The tool's name (`bash`, `edit`, `Write`, …).",
+    )
+    input: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The call's arguments (a JSON object string is parsed; other text: {command: text}).",
+    )
+    output: str = Field(
+        default="", description="What the tool returned, as text (content blocks are joined)."
+    )
+    exit_code: int | None = Field(default=None, description="The command's exit status, for shell tools.")
+    ok: bool | None = Field(default=None, description="Whether the call succeeded, when the harness knows.")
+    ts: float | None = Field(default=None, description="When the call ended, unix seconds.")
+    diff: str | None = Field(default=None, description="The edit's diff, for editing tools.")
 
     @model_validator(mode="before")
     @classmethod
@@ -118,9 +127,9 @@ class TestsMeta(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    command: str = ""
-    ok: bool
-    summary: str = ""
+    command: str = Field(default="", description="The test command the harness ran.")
+    ok: bool = Field(description="Whether the tests passed.")
+    summary: str = Field(default="", description="Its summary line (`14 passed`).")
 
 
 class HarnessMeta(BaseModel):
@@ -128,17 +137,29 @@ class HarnessMeta(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    harness: str | None = None
-    model: str | None = None
-    session_id: str | None = None
-    turn: int | None = None
-    commit: str | None = None
-    gate_downgraded: bool = False
-    stop_reason: str | None = None
-    tests: TestsMeta | None = None
+    harness: str | None = Field(default=None, description="The harness's name.")
+    model: str | None = Field(default=None, description="The model that ran the turn.")
+    session_id: str | None = Field(default=None, description="The agent session the turn belongs to.")
+    turn: int | None = Field(default=None, description="The turn's number in its session.")
+    commit: str | None = Field(default=None, description="The checkout's commit at the end of the turn.")
+    gate_downgraded: bool = Field(
+        default=False,
+        description="The harness downgraded the turn to unverified (its entry's outcome is `unverified`).",
+    )
+    stop_reason: str | None = Field(
+        default=None, description="Why the turn ended; `complete_unverified` makes the outcome `unverified`."
+    )
+    tests: TestsMeta | None = Field(
+        default=None, description="The harness's own test verdict; overrides what extraction parses."
+    )
     # Files the turn changed, as the harness measured them (``ingest.changed_files``: the working tree's
     # state at turn start vs turn end). Optional; when present, extraction takes it as the truth.
-    changed_files: list[str] | None = Field(default=None, max_length=MAX_CHANGED_FILES)
+    changed_files: list[str] | None = Field(
+        default=None,
+        max_length=MAX_CHANGED_FILES,
+        description="Files the turn changed, measured by the harness (working tree at turn start vs end); "
+        "taken as the truth when present.",
+    )
 
 
 class TurnEvent(BaseModel):
@@ -146,16 +167,37 @@ class TurnEvent(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    v: int = Field(strict=True)
-    event_id: str = Field(default="", max_length=512)
-    ts: float
-    owner: str = Field(max_length=MAX_OWNER_CHARS)
-    project_key: str = Field(max_length=MAX_PROJECT_KEY_CHARS)
-    workspace: str = Field(default="", max_length=MAX_PROJECT_KEY_CHARS)
-    user_message: str = ""
-    tool_events: list[ToolEvent] = Field(default_factory=list)
-    harness_meta: HarnessMeta = Field(default_factory=HarnessMeta)
-    round_texts: list[str] = Field(default_factory=list)
+    v: int = Field(strict=True, description="The wire version: 1.", json_schema_extra={"const": WIRE_VERSION})
+    event_id: str = Field(
+        default="",
+        max_length=512,
+        description="The harness's id of the turn (a retried publish keeps it); derived from the content "
+        "when empty.",
+    )
+    ts: float = Field(description="When the turn ended, unix seconds (positive, finite).")
+    owner: str = Field(
+        max_length=MAX_OWNER_CHARS,
+        description="Whose memory the turn goes to (no '/', '\\', control characters; not '.' or '..').",
+    )
+    project_key: str = Field(
+        max_length=MAX_PROJECT_KEY_CHARS,
+        description="The project: the checkout's origin remote as host/owner/repo, else the workspace's "
+        "absolute path (`ingest.project_key.project_key_for`).",
+    )
+    workspace: str = Field(
+        default="",
+        max_length=MAX_PROJECT_KEY_CHARS,
+        description="The checkout's absolute path on the agent's host.",
+    )
+    user_message: str = Field(default="", description="The user's request that started the turn.")
+    tool_events: list[ToolEvent] = Field(default_factory=list, description="The turn's tool calls, in order.")
+    harness_meta: HarnessMeta = Field(
+        default_factory=HarnessMeta, description="What the harness knows; all optional."
+    )
+    round_texts: list[str] = Field(
+        default_factory=list,
+        description="The agent's texts of the turn, in order (the last one feeds the entry's solution).",
+    )
 
     @field_validator("v")
     @classmethod

@@ -58,3 +58,9 @@ def project_key_of(client: redis.Redis, owner: str, workspace: str) -> str | Non
     """
     found = client.hget(keys.workspaces(owner), workspace)
     return reply_text(found) if found is not None else None
+
+
+def workspaces_of(client: redis.Redis, owner: str, project_key: str) -> list[str]:
+    """The workspaces whose events of ``owner`` carried ``project_key`` last, sorted. Raises redis errors."""
+    mapping = client.hgetall(keys.workspaces(owner))
+    return sorted(reply_text(w) for w, k in mapping.items() if reply_text(k) == project_key)

@@ -236,7 +236,10 @@ class FixStore:
 
     def stats(self, owner: str, project_key: str) -> Stats:
         """Counts, ratios, top tags, superseded, regressed, malformed, oldest/newest ts and bytes."""
-        cached = self._load(self._files(owner, project_key))
+        return self._stats_of(project_key, self._load(self._files(owner, project_key)))
+
+    @staticmethod
+    def _stats_of(project_key: str, cached: _Cached) -> Stats:
         view = cached.view
         identity = cached.snapshot.identity
         return compute_stats(
@@ -273,6 +276,26 @@ class FixStore:
             if entries:
                 keys.add(entries[0].project)
         return sorted(keys)
+
+    def has_project(self, owner: str, project_key: str) -> bool:
+        """Whether ``owner`` has a log for ``project_key`` (one ``stat``; it may hold no entry any more).
+
+        Raises InvalidKey for an empty owner or project key.
+        """
+        return self._files(owner, project_key).log.exists()
+
+    def project_stats(self, owner: str) -> list[Stats]:
+        """The ``Stats`` of each of ``owner``'s projects that holds an entry, by project key.
+
+        Each log is parsed once and then served from the cache while it is unchanged (a listing on a warm
+        store reads no file but the directory). Raises InvalidKey, StoreUnavailable.
+        """
+        listed = []
+        for files in self._owner_logs(owner):
+            cached = self._load(files)
+            if cached.snapshot.entries:
+                listed.append(self._stats_of(cached.snapshot.entries[0].project, cached))
+        return sorted(listed, key=lambda s: s.project)
 
     # -- writing -------------------------------------------------------------------------------------
 

@@ -7,8 +7,10 @@ Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose 
   does the same for a whole task text (up to ``fixmem.limits.MAX_QUERY_CHARS``, which no URL carries)
 - ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
+- ``GET /api/projects`` -> the owner's projects: fixes, outcome ratios, first and last activity
+- ``GET /schema/turn-event.json`` -> the JSON Schema of the v1 turn event (no token)
 - ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
-  ``/metrics`` (Prometheus), ``/openapi.json``
+  ``/metrics`` (Prometheus), ``/openapi.json``, ``/docs`` and ``/redoc`` (their assets from this server)
 
 The project key is ``project_id`` if given, else the key the owner's events from ``workspace`` carried
 (recorded by the consumer: ``ingest.workspaces``), else ``workspace`` itself. No or an unknown token:
@@ -36,14 +38,26 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Req
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from fixmem.api.auth import TokenMap
-from fixmem.api.models import ForgetOut, Problem, RecalledOut, RecallIn, RecallOut, StatsOut, stats_out
+from fixmem.api.models import (
+    ForgetOut,
+    Problem,
+    ProjectsOut,
+    RecalledOut,
+    RecallIn,
+    RecallOut,
+    StatsOut,
+    projects_out,
+    stats_out,
+)
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_GET_QUERY_CHARS, MAX_K, MAX_PATH_CHARS
 from fixmem.metrics import ApiMetrics
 from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
+from ingest.schema_doc import turn_event_json_schema
 from ingest.workspaces import project_key_of
 from store import FixStore, InvalidKey, StoreError, StoreUnavailable, prompt_block
 from store.entry import ENTRY_ID_PATTERN
@@ -56,6 +70,7 @@ MAX_ENTRY_ID_CHARS: Final = 64
 NOT_FOUND_PROJECT: Final = "no fix memory for this project"
 NOT_FOUND_ENTRY: Final = "no such entry"
 UNAUTHORIZED: Final = "missing or unknown bearer token"
+DOCS_ASSETS_URL: Final = "/docs-assets"  # Swagger UI's and ReDoc's files, from the fastapi-offline package
 
 
 @dataclass(frozen=True)
@@ -219,6 +234,13 @@ def stats(ctx: Ctx, who: Owner, key: ProjectKey) -> StatsOut:
     return stats_out(value)
 
 
+@router.get("/api/projects", response_model=ProjectsOut, responses=_ERRORS, tags=TAGS)
+def projects(ctx: Ctx, who: Owner) -> ProjectsOut:
+    """The token owner's projects that hold a fix: counts, outcome ratios, first and last activity."""
+    with _store_errors():
+        return projects_out(ctx.store.project_stats(who))
+
+
 @router.delete("/api/fix-memory/{entry_id}", response_model=ForgetOut, responses=_ERRORS, tags=TAGS)
 def forget(
     ctx: Ctx,
@@ -233,6 +255,12 @@ def forget(
             raise HTTPException(404, NOT_FOUND_ENTRY)
     log.info("owner %s forgot %s", who, entry_id)
     return ForgetOut(id=entry_id, forgotten=True)
+
+
+@router.get("/schema/turn-event.json", tags=["ops"])
+def turn_event_schema() -> dict[str, Any]:
+    """The JSON Schema of the v1 turn event (what a harness publishes); no token needed."""
+    return turn_event_json_schema()
 
 
 @router.get("/healthz", tags=["ops"])
@@ -264,7 +292,8 @@ async def _invalid(request: Request, exc: Exception) -> JSONResponse:
 
 def create_app(ctx: ApiContext) -> FastAPI:
     """The FastAPI application serving ``ctx``."""
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc load their assets from this server (offline too)
+        static_url=DOCS_ASSETS_URL,
         title="fixmem",
         summary="Fix memory for coding agents: recall past fixes, see stats, forget entries.",
         version="1",

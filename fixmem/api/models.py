@@ -99,6 +99,40 @@ def stats_out(stats: Stats) -> StatsOut:
     )
 
 
+class ProjectOut(BaseModel):
+    """One of the owner's projects: how many fixes, their outcomes, first and last activity."""
+
+    project: str
+    total: int
+    by_outcome: dict[str, int]
+    ratios: dict[str, float]
+    oldest_ts: float | None
+    newest_ts: float | None
+
+
+class ProjectsOut(BaseModel):
+    """The token owner's projects that hold a fix, by project key."""
+
+    projects: list[ProjectOut]
+
+
+def projects_out(listed: list[Stats]) -> ProjectsOut:
+    """The listing of ``FixStore.project_stats`` as a response body."""
+    return ProjectsOut(
+        projects=[
+            ProjectOut(
+                project=s.project,
+                total=s.total,
+                by_outcome=dict(s.by_outcome),
+                ratios=dict(s.ratios),
+                oldest_ts=s.oldest_ts,
+                newest_ts=s.newest_ts,
+            )
+            for s in listed
+        ]
+    )
+
+
 class ForgetOut(BaseModel):
     """The entry that was forgotten."""
 

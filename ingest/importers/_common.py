@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -23,6 +23,7 @@ import orjson
 from pydantic import ValidationError
 
 from ingest.errors import IngestError
+from ingest.fit import MIN_FIT_CHARS, WIRE_HEADROOM_BYTES, cut_middle, fit_body  # noqa: F401 - re-exported
 from ingest.schema import (
     DEFAULT_MAX_EVENT_BYTES,
     MAX_PROJECT_KEY_CHARS,
@@ -35,10 +36,6 @@ from ingest.schema import (
 # ids are derived, so the ids are deterministic; the file shell then dates them by the file's mtime
 # (``date_undated``). The event says so in ``harness_meta.ts_derived``.
 UNDATED_EPOCH = 946684800.0
-# Strings are never cut shorter than this many characters while fitting an event under the wire limit.
-MIN_FIT_CHARS = 256
-# Fitting aims this many bytes under the limit, so a consumer that adds a field still fits.
-WIRE_HEADROOM_BYTES = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -157,88 +154,15 @@ def _validate(body: dict[str, Any]) -> TurnEvent:
         raise UnreadableLog(f"turn {body['harness_meta'].get('turn')}: {where}: {first['msg']}") from exc
 
 
-# --- fitting under the wire limit -------------------------------------------------------------------------
-
-
-def cut_middle(text: str, keep: int) -> str:
-    """``text`` with its middle replaced by a marker so that about ``keep`` characters remain."""
-    if len(text) <= keep:
-        return text
-    head = keep // 2
-    tail = keep - head
-    return f"{text[:head]}\n[... fixmem cut {len(text) - keep} chars from the middle ...]\n{text[-tail:]}"
-
-
-Slot = tuple[str, Callable[[dict[str, Any]], Iterator[tuple[str, dict[str, Any] | list[Any], str | int]]]]
-
-
-def _outputs(body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any] | list[Any], str | int]]:
-    for i, tool in enumerate(body["tool_events"]):
-        if isinstance(tool.get("output"), str):
-            yield f"tool_events.{i}.output", tool, "output"
-
-
-def _diffs(body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any] | list[Any], str | int]]:
-    for i, tool in enumerate(body["tool_events"]):
-        if isinstance(tool.get("diff"), str):
-            yield f"tool_events.{i}.diff", tool, "diff"
-
-
-def _inputs(body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any] | list[Any], str | int]]:
-    for i, tool in enumerate(body["tool_events"]):
-        arguments = tool.get("input")
-        if isinstance(arguments, dict):
-            for key, value in arguments.items():
-                if isinstance(value, str):
-                    yield f"tool_events.{i}.input.{key}", arguments, key
-
-
-def _texts(body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any] | list[Any], str | int]]:
-    for i in range(len(body["round_texts"])):
-        yield f"round_texts.{i}", body["round_texts"], i
-    yield "user_message", body, "user_message"
-
-
-_SLOTS: tuple[Slot, ...] = (("outputs", _outputs), ("diffs", _diffs), ("inputs", _inputs), ("texts", _texts))
+# --- fitting under the wire limit (ingest.fit, shared with the publisher SDK) ----------------------------
 
 
 def fit_event(body: dict[str, Any], budget: int) -> TurnEvent:
-    """Validate ``body``, cutting the middle out of its longest strings until its wire form fits ``budget``.
-
-    Outputs are cut first, then diffs, tool inputs, assistant texts and the user message; the paths of
-    the cut strings are listed in ``harness_meta.cut``. As a last resort tool events are dropped from the
-    middle (``harness_meta.cut_tool_events``). Raises UnreadableLog if the turn is invalid.
-    """
-    event = _validate(body)
-    if len(event.to_wire()) <= budget:
-        return event
-    body = orjson.loads(orjson.dumps(body))  # a private deep copy: the draft stays untouched
-    cut: list[str] = []
-    for _name, slots in _SLOTS:
-        originals = {path: (holder, key, holder[key]) for path, holder, key in slots(body)}  # type: ignore[index]
-        longest = max((len(v) for _, _, v in originals.values()), default=0)
-        cap = longest // 2
-        while cap >= MIN_FIT_CHARS:
-            for path, (holder, key, value) in originals.items():
-                if len(value) > cap:
-                    holder[key] = cut_middle(value, cap)  # type: ignore[index]
-                    if path not in cut:
-                        cut.append(path)
-            body["harness_meta"]["cut"] = cut
-            event = _validate(body)
-            if len(event.to_wire()) <= budget:
-                return event
-            cap //= 2
-    dropped = 0
-    while len(event.to_wire()) > budget and len(body["tool_events"]) > 2:
-        tools = body["tool_events"]
-        n = max(1, len(tools) // 4)
-        start = (len(tools) - n) // 2
-        del tools[start : start + n]
-        dropped += n
-        body["harness_meta"]["cut_tool_events"] = dropped
-        event = _validate(body)
-    if len(event.to_wire()) > budget:
+    """Validate ``body``, cutting the middle out of its longest strings until its wire form fits ``budget``
+    (``ingest.fit.fit_body``: outputs first; the cut paths in ``harness_meta.cut``). Raises UnreadableLog
+    if the turn is invalid or cannot be made to fit."""
+    event = fit_body(body, budget, _validate)
+    if event is None:
         raise UnreadableLog(f"turn {body['harness_meta'].get('turn')} does not fit in {budget} bytes")
     return event
 

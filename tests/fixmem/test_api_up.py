@@ -51,8 +51,9 @@ def test_up_serves_the_api_with_a_printed_demo_token(tmp_path: Path) -> None:
                 continue
         api_line = next(line for line in seen if line.startswith("api ") and "http" in line)
         base = api_line.split()[1].removesuffix("/api/fix-memory")
-        token = next(line for line in seen if line.startswith("token ")).split()[1]
-        assert f"owner {OWNER}" in next(line for line in seen if line.startswith("token "))
+        token = next(
+            line for line in seen if line.startswith("token ") and f"owner {OWNER}," in line
+        ).split()[1]
         assert any(line.startswith("try ") and token in line for line in seen)
 
         deadline = time.monotonic() + 60
@@ -105,11 +106,14 @@ def test_the_api_child_takes_a_free_port_when_the_default_one_is_taken() -> None
             api_child(_settings(FIXMEM_API_PORT=str(default)), "redis://127.0.0.1:6399/0")
 
 
-def test_the_api_child_gets_a_demo_token_only_without_configured_tokens() -> None:
-    demo = api_child(_settings(FIXMEM_API_PORT="0"), "redis://127.0.0.1:6399/0")
-    assert demo.token is not None and len(demo.token) >= 24
-    assert demo.spec.env is not None and demo.spec.env["FIXMEM_API_TOKENS"] == f"{demo.token}:{OWNER}"
-    assert any(demo.token in line and "curl" in line for line in demo.lines)
+def test_the_api_child_gets_a_token_for_you_and_the_demo_only_without_configured_tokens() -> None:
+    """One token per owner ``up`` serves: yours (FIXMEM_OWNER, what `recall` means) and the demo's."""
+    child = api_child(_settings(FIXMEM_API_PORT="0", FIXMEM_OWNER="alice"), "redis://127.0.0.1:6399/0")
+    assert set(child.tokens) == {"alice", OWNER} and all(len(t) >= 24 for t in child.tokens.values())
+    assert child.spec.env is not None
+    assert child.spec.env["FIXMEM_API_TOKENS"] == ",".join(f"{t}:{o}" for o, t in child.tokens.items())
+    assert any(child.tokens[OWNER] in line and "curl" in line for line in child.lines)
+    assert any(child.tokens["alice"] in line and "owner alice," in line for line in child.lines)
     configured = api_child(_settings(FIXMEM_API_PORT="0", FIXMEM_API_TOKENS="t:alice"), "redis://x:1/0")
-    assert configured.token is None
+    assert configured.tokens == {}
     assert not any("curl" in line for line in configured.lines)

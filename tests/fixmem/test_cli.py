@@ -183,7 +183,10 @@ def test_no_redis_configured_and_none_running(
     monkeypatch.delenv("FIXMEM_REDIS_URL", raising=False)
     monkeypatch.setenv("FIXMEM_DATA_DIR", str(tmp_path))
     assert main(["status"]) == ExitCode.REDIS_UNAVAILABLE
-    assert "FIXMEM_REDIS_URL is unset and no `fixmem up` is running" in capsys.readouterr().err
+    assert (
+        "FIXMEM_REDIS_URL is unset and no `fixmem up` has published a Redis for data dir"
+        in capsys.readouterr().err
+    )
 
 
 def test_the_url_of_a_running_up_is_found(

@@ -18,6 +18,8 @@ import pytest
 
 import store
 from fixmem.cli import COMMANDS, cli
+from tests.configs import fix_store
+from tests.store.factories import make_entry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,6 +64,9 @@ def test_help_and_version_import_no_subcommand(tmp_path: Path, argv: list[str], 
 
 def test_recall_imports_the_store_but_no_redis_rq_or_web(tmp_path: Path) -> None:
     env = {"FIXMEM_DATA_DIR": str(tmp_path / "data")}
+    fix_store(tmp_path / "data").append(
+        "a", "/p", [make_entry(1, owner="a", project="/p")]
+    )  # a known project
     code, modules = imported(tmp_path, ["recall", "--owner", "a", "--project", "/p", "login timeout"], env)
     assert code == 0
     assert {"numpy", "store.api"} <= modules  # it ranks with them: the probe saw the real command run

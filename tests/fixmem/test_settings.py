@@ -110,8 +110,8 @@ def test_recall_stats_and_forget_take_the_owner_from_the_settings(
     assert main(["stats", "--project", PROJECT, "--json"]) == 0
     assert '"total": 1' in capsys.readouterr().out
     monkeypatch.setenv("FIXMEM_OWNER", "bob")  # the setting wins over the login name
-    assert main(["stats", "--project", PROJECT, "--json"]) == 0
-    assert '"total": 0' in capsys.readouterr().out
+    assert main(["stats", "--project", PROJECT, "--json"]) == ExitCode.NOT_FOUND  # bob has no such project
+    assert "owner 'bob' has no project" in capsys.readouterr().err
     assert main(["stats", "--project", PROJECT, "--json", "--owner", "alice"]) == 0  # the flag wins over both
     assert '"total": 1' in capsys.readouterr().out
     monkeypatch.setenv("FIXMEM_OWNER", "alice")

@@ -53,8 +53,10 @@ def test_publish_many_sends_all_or_nothing(redis_client: redis.Redis) -> None:
 
 
 def test_oversized_events_are_refused_before_sending(redis_client: redis.Redis) -> None:
-    big = turn(1)
-    big["user_message"] = "x" * 5000
+    big = turn(
+        1
+    )  # what cannot be cut (keys) is over the limit; long strings are cut instead (test_publish_fit)
+    big["project_key"] = big["workspace"] = "/" + "x" * 4000
     with pytest.raises(InvalidEvent) as info:
         publish_turn(redis_client, big, max_bytes=4096)
     assert info.value.reason is DeadLetterReason.TOO_LARGE

@@ -134,7 +134,10 @@ def test_every_api_route_is_owner_scoped(api: RunningApi, alice: dict[str, objec
     cases = _cases(project, workspace, ids[0])
     paths = create_app(api.ctx).openapi()["paths"]
     routes = {(m.upper(), p) for p, ops in paths.items() if p.startswith("/api/") for m in ops}
-    assert routes == set(cases), f"owner-scoped routes without an isolation case: {routes - set(cases)}"
+    listings = {("GET", "/api/projects")}  # answer the token's own data only: checked below, not 404
+    assert routes == set(cases) | listings, (
+        f"owner-scoped routes without an isolation case: {routes - set(cases)}"
+    )
 
     before = _snapshot(data_dir)
     asked = 0
@@ -154,11 +157,18 @@ def test_every_api_route_is_owner_scoped(api: RunningApi, alice: dict[str, objec
                 got = _send(api, method, path, headers, params)
                 assert got.status_code == 401, (method, path, headers)
                 assert got.headers.get("www-authenticate") == "Bearer"
+    for token in TOKENS.values():  # the listing of another owner never holds Alice's projects
+        got = _call(api, "GET", "/api/projects", token)
+        assert got.status_code == 200 and got.json() == {"projects": []}, got.text
+    assert _call(api, "GET", "/api/projects", None).status_code == 401
     assert _snapshot(data_dir) == before, "another owner's request changed Alice's files"
 
     # Positive controls: Alice sees, stats and forgets her own.
     assert _call(api, "GET", "/api/fix-memory", ALICE_TOKEN, project_id=project, q=QUERY).json()["recalled"]
     assert _call(api, "GET", "/api/fix-memory/stats", ALICE_TOKEN, project_id=project).json()["total"] == 4
+    assert [p["project"] for p in _call(api, "GET", "/api/projects", ALICE_TOKEN).json()["projects"]] == [
+        project
+    ]
     assert _call(api, "DELETE", f"/api/fix-memory/{ids[-1]}", ALICE_TOKEN).status_code == 200
     print(f"\n{asked} cross-owner API requests: all 404 like a missing one, 0 bytes changed")
 
@@ -180,7 +190,7 @@ def test_the_library_and_the_tool_are_owner_scoped(alice: dict[str, object], dat
         assert memory.stats(owner, project)["total"] == 0
         assert all(memory.forget(owner, i) is False for i in ids)
         assert store.read(owner, project).entries == []
-        assert store.projects(owner) == []
+        assert store.projects(owner) == [] and store.project_stats(owner) == []
         assert store.lineage(owner, project, ids[0]) == []
         ctx = ToolContext(store=store, owner=owner, project_key=project, workspace=str(alice["workspace"]))
         result = recall_fixes(ctx, {"query": QUERY, "files": ["src/mod0.py"], "k": 50})
@@ -201,10 +211,10 @@ def test_the_cli_is_owner_scoped(
     monkeypatch.setenv("FIXMEM_STORE_LOCK", "local")
     before = _snapshot(data_dir)
     for owner in TOKENS:
-        assert main(["recall", QUERY, "--owner", owner, "--project", project, "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["recalled"] == []
-        assert main(["stats", "--owner", owner, "--project", project, "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["total"] == 0
+        assert main(["recall", QUERY, "--owner", owner, "--project", project, "--json"]) == ExitCode.NOT_FOUND
+        assert main(["stats", "--owner", owner, "--project", project, "--json"]) == ExitCode.NOT_FOUND
+        captured = capsys.readouterr()
+        assert captured.out == "" and f"owner {owner!r} has no project" in captured.err  # alice's not named
         for entry in ids:
             assert main(["forget", entry, "--owner", owner]) == ExitCode.NOT_FOUND
     capsys.readouterr()

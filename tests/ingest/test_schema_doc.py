@@ -1,0 +1,46 @@
+"""The v1 turn event's documentation: the JSON Schema (docs file, ``fixmem schema``, the API route) and
+the README's table come from the model, and the schema accepts what the pipeline publishes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from fixmem.cli import main
+from fixmem.demo import demo_turns
+from ingest.schema_doc import turn_event_json_schema, turn_event_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_docs_file_and_the_readme_table_are_the_models() -> None:
+    """Failed on the old code: neither existed (the fields were documented only in ingest/schema.py)."""
+    on_disk = json.loads((ROOT / "docs" / "turn-event.schema.json").read_text())
+    assert on_disk == turn_event_json_schema(), (
+        "regenerate docs/turn-event.schema.json (see ingest.schema_doc)"
+    )
+    readme = (ROOT / "README.md").read_text()
+    table = re.search(r"<!-- turn-event: [^>]*-->\n(.*?)\n<!-- /turn-event -->", readme, re.S)
+    assert table is not None and table.group(1) == turn_event_markdown()
+
+
+def test_fixmem_schema_prints_it_and_it_validates_real_events(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema == turn_event_json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    readme = (ROOT / "README.md").read_text()
+    examples = [json.loads(m) for m in re.findall(r"XADD fixmem:turns '\*' event '(\{.*?\})'", readme)]
+    assert examples, "the README's XADD example moved"
+    for event in [*examples, *demo_turns(1_767_225_600.0)]:
+        validator.validate(event)
+    for broken in (
+        {"v": 1, "ts": 1.0, "project_key": "p"},
+        {"v": 2, "ts": 1.0, "owner": "a", "project_key": "p"},
+    ):
+        assert not validator.is_valid(broken)
