@@ -37,7 +37,7 @@ from ingest.importers import import_file, iter_files
 from workers.extraction import extract
 events = []
 for path in iter_files([Path(sys.argv[1])]):
-    events.extend(import_file(path, owner="bench", root=path.parent).events)
+    events.extend(import_file(path, owner="bench").events)
 import workers.extraction as package, pkgutil, importlib
 names = [m.name for m in pkgutil.iter_modules(package.__path__)]
 modules = [importlib.import_module(f"workers.extraction.{name}") for name in names]
@@ -75,7 +75,7 @@ out = {"realistic_calls_per_turn": calls([TurnEvent.model_validate(realistic_tur
 if len(sys.argv) > 1:
     corpus = []
     for path in iter_files([Path(sys.argv[1])]):
-        corpus.extend(import_file(path, owner="bench", root=path.parent).events)
+        corpus.extend(import_file(path, owner="bench").events)
     out["corpus_calls_per_turn"] = calls(corpus)
 print(json.dumps({k: round(v, 1) for k, v in out.items()}))
 """

@@ -3,6 +3,9 @@
 Anything that can ``XADD`` can publish (``redis-cli XADD fixmem:turns '*' event '{…}'``); this SDK adds
 validation before sending, one pipelined round trip for many events, and errors that say what to do.
 Use ``connect(url)`` for a client with socket timeouts, so a dead Redis never blocks the harness.
+A harness that can run ``git`` in the workspace can make the turn's file list exact: ``snapshot(ws)`` at
+turn start, then ``with_changed_files(event, before)`` at turn end sets ``harness_meta.changed_files``
+(``ingest.changed_files``; extraction takes that list as the truth).
 An event given as a mapping without a ``project_key`` gets ``project_key_for(workspace)``: the
 workspace's origin remote (``github.com/acme/widgets``), else its absolute path.
 """
@@ -20,6 +23,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from ingest import keys
+from ingest.changed_files import TreeSnapshot, changed_files, snapshot
 from ingest.connection import REDIS_DOWN, describe
 from ingest.connection import connect as _connect
 from ingest.errors import DeadLetterReason, InvalidEvent, PublishError
@@ -30,7 +34,19 @@ from ingest.spool import Spool
 
 EventLike = TurnEvent | Mapping[str, Any] | bytes | str
 
-__all__ = ["CHUNK", "EventLike", "Spool", "connect", "encode_event", "publish_many", "publish_turn"]
+__all__ = [
+    "CHUNK",
+    "EventLike",
+    "Spool",
+    "TreeSnapshot",
+    "changed_files",
+    "connect",
+    "encode_event",
+    "publish_many",
+    "publish_turn",
+    "snapshot",
+    "with_changed_files",
+]
 
 CHUNK = 10_000  # events per pipeline round trip in publish_many
 FIRST_BACKOFF_SECONDS = 0.05  # then doubled per retry, at most MAX_BACKOFF_SECONDS
@@ -45,6 +61,27 @@ def connect(url: str, *, timeout: float = 5.0) -> redis.Redis:
     client = _connect(url, timeout=timeout)
     client.connection_pool.connection_kwargs["retry"] = Retry(NoBackoff(), 0)
     return client
+
+
+def with_changed_files(
+    event: Mapping[str, Any], before: TreeSnapshot | None, *, after: TreeSnapshot | None = None
+) -> dict[str, Any]:
+    """A copy of ``event`` whose ``harness_meta.changed_files`` lists what changed in its workspace since
+    ``before`` (``snapshot(workspace)`` taken at turn start; ``after`` defaults to a snapshot taken now).
+
+    The event is returned as given (copied) when git cannot tell (either snapshot is ``None``: no
+    repository, too slow, too many files), when it has no ``workspace``, or when it already carries a list.
+    Never raises for git's sake."""
+    body = dict(event)
+    meta = dict(body.get("harness_meta") or {})
+    workspace = body.get("workspace")
+    if meta.get("changed_files") is not None or not isinstance(workspace, str) or not workspace.strip():
+        return body
+    listed = changed_files(before, after if after is not None else snapshot(workspace))
+    if listed is not None:
+        meta["changed_files"] = listed
+        body["harness_meta"] = meta
+    return body
 
 
 def _timeout_of(client: redis.Redis) -> float:

@@ -10,6 +10,14 @@ importers, ``ingest.importers``), the extracted entry is compared with what the 
 - **outcome**: agreement with a hand-made label of the agent's own last test run (``--labels``, a JSON
   object ``{instance: {"outcome": …, "evidence": …}}``); instances without a label are shown, not scored.
 
+The files figures are also given per kind of harness:
+
+- **structured**: formats whose edits go through an edit tool (SWE-agent, OpenHands), where the files are
+  exact (the goal is 1.00 / 1.00);
+- **bash-only, live**: formats that edit only through the shell (mini-swe-agent), scored as a live turn
+  looks, with the commands that print the whole diff removed, against the patch files some remaining
+  command names (``evals.extraction.shell_files``; the issue [shell-files] measure).
+
 Runs with no ground-truth patch (Aider, Codex, exported OpenHands event lists) are listed and not scored.
 """
 
@@ -22,12 +30,12 @@ from typing import Any
 
 import orjson
 
+from evals.extraction.shell_files import BASH_ONLY_FORMATS, ShellReport, ShellRun, prints_final_diff
+from evals.extraction.shell_files import score_event as score_live
 from ingest.importers import import_file, iter_files
-from ingest.schema import ToolEvent, TurnEvent
+from ingest.schema import TurnEvent
 from workers.extraction import extract, normalize_error
 from workers.extraction.diffs import parse_patch
-from workers.extraction.files import prints_full_diff
-from workers.extraction.tools import Family, family_of, shell_command_of
 
 SCORED_FORMATS = ("mini-swe-agent", "swe-agent", "openhands")
 
@@ -48,6 +56,7 @@ class InstanceReport:
     tests: str | None
     skip: str | None = None
     files_without_final_diff: list[str] = field(default_factory=list)  # ablation: final git diff removed
+    live: ShellRun | None = None  # bash-only formats: scored as a live turn (evals.extraction.shell_files)
 
     @property
     def true_positives(self) -> int:
@@ -97,6 +106,20 @@ class ExtractionReport:
             "errors_with_provenance": errors - unproven,
             "outcome_labelled": len(labelled),
             "outcome_agree": agree,
+            "structured": self._structured_totals(),
+            "bash_only_live": ShellReport([i.live for i in self.instances if i.live is not None]).totals(),
+        }
+
+    def _structured_totals(self) -> dict[str, Any]:
+        """Files precision/recall over the formats whose edits go through an edit tool."""
+        structured = [i for i in self.instances if i.format not in BASH_ONLY_FORMATS]
+        found = sum(len(i.files_found) for i in structured)
+        expected = sum(len(i.files_expected) for i in structured)
+        hits = sum(i.true_positives for i in structured)
+        return {
+            "instances": len(structured),
+            "files_precision": round(hits / found, 4) if found else 1.0,
+            "files_recall": round(hits / expected, 4) if expected else 1.0,
         }
 
 
@@ -140,14 +163,6 @@ def _composite_proven(signature: str, outputs: Sequence[str], workspace: str) ->
     return bool(head and tail) and _proven(head, outputs, workspace) and _proven(tail, outputs, workspace)
 
 
-def _prints_final_diff(tool_event: ToolEvent) -> bool:
-    if tool_event.tool.strip().lower() == "submit":
-        return True
-    return family_of(tool_event.tool, tool_event.input) is Family.SHELL and prints_full_diff(
-        shell_command_of(tool_event.input)
-    )
-
-
 def evaluate_event(
     event: TurnEvent, patch: str, *, source: str, fmt: str, labels: dict[str, Any]
 ) -> InstanceReport:
@@ -159,7 +174,7 @@ def evaluate_event(
     outputs = [t.output for t in event.tool_events]
     errors = entry.errors if entry else []
     unproven = [e for e in errors if not _composite_proven(e, outputs, event.workspace)]
-    kept = [t for t in event.tool_events if not _prints_final_diff(t)]
+    kept = [t for t in event.tool_events if not prints_final_diff(t)]
     ablated = extract(event.model_copy(update={"tool_events": kept})).entry
     label = labels.get(instance, {})
     return InstanceReport(
@@ -175,6 +190,7 @@ def evaluate_event(
         tests=(f"{entry.tests.command} → {entry.tests.summary}" if entry and entry.tests else None),
         skip=result.skip.value if result.skip else None,
         files_without_final_diff=ablated.files if ablated else [],
+        live=score_live(event, patch, source=source) if fmt in BASH_ONLY_FORMATS else None,
     )
 
 
@@ -220,6 +236,16 @@ def render(report: ExtractionReport) -> str:
         f"recall {totals['files_recall_without_final_diff']:.3f}); "
         f"errors with provenance {totals['errors_with_provenance']}/"
         f"{totals['errors']}; outcome agrees {totals['outcome_agree']}/{totals['outcome_labelled']} labelled"
+    )
+    structured, live = totals["structured"], totals["bash_only_live"]
+    lines.append(
+        f"  structured-tool formats, {structured['instances']} instances: files precision "
+        f"{structured['files_precision']:.3f}, recall {structured['files_recall']:.3f}"
+    )
+    lines.append(
+        f"  bash-only formats as live turns (final diff removed; patch files some command names), "
+        f"{live['runs']} runs: files precision {live['precision']:.3f}, recall {live['recall']:.3f} "
+        f"({live['files_unnamed_in_patch']} patch files no command names, not counted)"
     )
     lines.extend(f"not scored: {u}" for u in report.unscored)
     return "\n".join(lines)

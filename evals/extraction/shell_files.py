@@ -77,7 +77,8 @@ class ShellReport:
         }
 
 
-def _prints_final_diff(event: ToolEvent) -> bool:
+def prints_final_diff(event: ToolEvent) -> bool:
+    """Whether the call prints the whole working-tree diff (``git diff``, ``--cached``, ``submit``)."""
     if event.tool.strip().lower() == "submit":
         return True
     return family_of(event.tool, event.input) is Family.SHELL and prints_full_diff(
@@ -90,7 +91,7 @@ def _without_final_diff(events: Sequence[ToolEvent]) -> list[ToolEvent]:
     something else first (``rm scratch.py`` then the submit line), that part is kept, with no output."""
     kept: list[ToolEvent] = []
     for event in events:
-        if not _prints_final_diff(event):
+        if not prints_final_diff(event):
             kept.append(event)
             continue
         lines = shell_command_of(event.input).splitlines()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ingest import publish
 from ingest.changed_files import TreeSnapshot, changed_files, snapshot
 from ingest.schema import TurnEvent
 from workers.extraction import extract
@@ -104,3 +105,38 @@ def test_extraction_takes_the_harness_list_as_the_truth(repo: Path) -> None:
     entry = extract(event).entry
     assert entry is not None
     assert entry.files == ["src/b.py"]
+
+
+def test_the_publisher_sdk_attaches_the_list_and_extraction_uses_it(repo: Path) -> None:
+    (repo / "src" / "a.py").write_text("left dirty by an earlier turn\n")
+    before = publish.snapshot(str(repo))
+    (repo / "src" / "b.py").write_text("b = 2\n")  # the turn's edit, made by a script the log cannot read
+    event = {
+        "v": 1,
+        "ts": 1.0,
+        "owner": "u",
+        "workspace": str(repo),
+        "tool_events": [{"tool": "bash", "input": {"command": "python tools/regen.py"}, "exit_code": 0}],
+        "harness_meta": {"harness": "my-agent"},
+    }
+    attached = publish.with_changed_files(event, before)
+    assert attached["harness_meta"] == {"harness": "my-agent", "changed_files": ["src/b.py"]}
+    assert "changed_files" not in event["harness_meta"]  # the caller's event is not changed
+    entry = extract(TurnEvent.model_validate_json(publish.encode_event(attached))).entry
+    assert entry is not None and entry.files == ["src/b.py"]
+
+
+def test_the_sdk_sends_no_list_when_git_cannot_tell(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    plain = tmp_path_factory.mktemp("not-a-repo")
+    event = {"v": 1, "ts": 1.0, "owner": "u", "workspace": str(plain), "tool_events": []}
+    assert publish.with_changed_files(event, snapshot(str(plain))) == event
+    given = {**event, "workspace": str(repo), "harness_meta": {"changed_files": ["kept.py"]}}
+    assert publish.with_changed_files(given, snapshot(str(repo)))["harness_meta"]["changed_files"] == [
+        "kept.py"
+    ]
+    assert publish.with_changed_files({**event, "workspace": str(repo)}, None) == {
+        **event,
+        "workspace": str(repo),
+    }

@@ -17,7 +17,10 @@ inputs and outputs. Reads touch nothing. Rules applied at the end:
   tool showed it (a program then rewrote a file the agent had read);
 - the last of git's own listings wins: a full ``git diff`` (or SWE-agent ``submit``) decides the list (its
   files plus whatever was touched after it); a ``git status`` or ``git diff --stat|--name-only|
-  --name-status`` (``git_evidence``) decides for the files it covers;
+  --name-status`` (``git_evidence``) decides for the files it covers; a ``git diff -- <paths> > patch.txt``
+  (the patch the agent writes out to submit, ``git_evidence.declared_patch``) decides the list too: the
+  touched files under those paths and the paths themselves (a file touched outside them, before or
+  after, is left out of the patch by the agent's choice: a reproduction script, a fix to run the tests);
 - ``harness_meta.changed_files`` (the SDK's before/after snapshot of the working tree), when the harness
   sends it, is the truth and replaces all of the above;
 - paths are workspace-relative, deduplicated, in first-touched order; ``/dev/null``, temp dirs and paths
@@ -33,7 +36,7 @@ from typing import Any
 
 from ingest.schema import ToolEvent
 from workers.extraction.diffs import DiffFile, looks_like_patch, parse_patch
-from workers.extraction.git_evidence import GitEvidence, evidence_of
+from workers.extraction.git_evidence import GitEvidence, declared_patch, evidence_of
 from workers.extraction.limits import Limits, clip, scan_window
 from workers.extraction.paths import PathResolver
 from workers.extraction.shell import parse_commands
@@ -125,6 +128,7 @@ class _Collector:
         self.evidence: tuple[int, GitEvidence, str | None] | None = None  # git's last listing, its cwd
         # calls that may print a git listing: (event index, command, output, exit code, cwd)
         self.listings: list[tuple[int, str, str, int | None, str | None]] = []
+        self.declared: tuple[int, tuple[str, ...], str | None] | None = None  # last ``git diff -- p > f``
 
     def add(self, index: int, op: FileOp) -> None:
         if op.kind in {"stash", "unstash"}:
@@ -216,6 +220,8 @@ def _shell(c: _Collector, index: int, event: ToolEvent, *, persistent_cwd: bool)
                 c.add(index, op)
     if event.exit_code in {126, 127}:
         return
+    if "git" in command and (specs := declared_patch(command, event.exit_code)) is not None:
+        c.declared = (index, specs, effects.cwd or start)
     if "git" in command and _LISTING_HINT.search(command):  # read at the end, only if it can decide
         c.listings.append((index, command, event.output, event.exit_code, effects.cwd or start))
     if prints_full_diff(command):  # ``git status && git diff``: no listing (two commands), a full diff
@@ -358,6 +364,21 @@ def _with_evidence(c: _Collector, touched: dict[str, _Touch], kept: list[str], n
     return list(dict.fromkeys([*rest, *decided, *later]))
 
 
+def _with_declared(c: _Collector, touched: dict[str, _Touch], kept: list[str]) -> list[str]:
+    """The list once the agent wrote out its patch for some paths (``git_evidence.declared_patch``)."""
+    assert c.declared is not None
+    _, raw_specs, cwd = c.declared
+    specs = [p for s in raw_specs if (p := c.resolver.resolve(s.rstrip("/"), cwd)) is not None]
+    if "." in raw_specs or "./" in raw_specs:  # the whole tree: no narrowing
+        return kept
+    inside = [p for p in kept if any(p == s or p.startswith(s + "/") for s in specs)]
+    named_files = [
+        s for s in specs if "." in s.rsplit("/", 1)[-1] and not any(p.startswith(s + "/") for p in kept)
+    ]
+    order = {p: i for i, p in enumerate(touched)}
+    return sorted(dict.fromkeys([*inside, *named_files]), key=lambda p: order.get(p, len(order)))
+
+
 def _finish(c: _Collector, limits: Limits) -> FilesResult:
     touched = _replay(c.ops)
     weak = any(t.weak for t in touched.values())
@@ -371,7 +392,10 @@ def _finish(c: _Collector, limits: Limits) -> FilesResult:
     named = _named(c) if weak or c.evidence is not None else set()
     kept = _kept(touched, named)
     authoritative = c.final_diff is not None
-    if c.evidence is not None and (c.final_diff is None or c.evidence[0] > c.final_diff[0]):
+    last_word = max(c.final_diff[0] if c.final_diff else -1, c.evidence[0] if c.evidence else -1)
+    if c.declared is not None and c.declared[0] > last_word:
+        kept = _with_declared(c, touched, kept)
+    elif c.evidence is not None and (c.final_diff is None or c.evidence[0] > c.final_diff[0]):
         kept = _with_evidence(c, touched, kept, named)
     elif c.final_diff is not None:
         at, diffs = c.final_diff

@@ -6,6 +6,11 @@ Pure. ``evidence_of(command, output)`` reads one shell call: when the command li
 what it covers: ``git status`` covers every file (tracked and untracked, unless ``-uno``); the ``git diff``
 views cover tracked files only (a file the turn created is untracked and may be absent). A pathspec
 narrows the cover to those paths. Output cut, piped or filtered (``| head``, ``| grep``) is no evidence.
+
+``declared_patch(command, exit_code)`` reads the agent's own word on which files make its change: a
+``git diff [--] <paths> > patch.txt`` writes the patch it will submit, limited to the paths it chose (the
+submission step of mini-swe-agent 2's SWE-bench prompt: "listing only the source files you modified",
+leaving its reproduction scripts and the unrelated fixes it needed to run the tests out).
 """
 
 from __future__ import annotations
@@ -180,3 +185,32 @@ def evidence_of(command: str, output: str, exit_code: int | None) -> GitEvidence
     if diff is None:
         return None
     return GitEvidence(tuple(diff[0]), tuple(diff[1]), (), False, specs, False)
+
+
+_REV = re.compile(r"(?:HEAD|@|[0-9a-f]{7,40})(?:[~^]\d*)*(?:\.\.\S*)?")
+_DIFF_NOT_A_PATCH = {"--stat", "--name-only", "--name-status", "--numstat", "--shortstat", "--check", "-s"}
+
+
+def declared_patch(command: str, exit_code: int | None) -> tuple[str, ...] | None:
+    """The paths of the last ``git diff [--] <paths> > file`` of a line (the patch the agent writes out),
+    or ``None``.
+
+    The line must have succeeded; the command needs at least one path and neither a commit (against a
+    commit it is not the working tree's change) nor a view flag (``--stat``), and must not be piped."""
+    if exit_code not in (0, None) or "diff" not in command or ">" not in command:
+        return None
+    found: tuple[str, ...] | None = None
+    for cmd in parse_commands(command):
+        argv = list(cmd.words)
+        if cmd.piped or argv[:2] != ["git", "diff"] or not any(op == ">" for op, _ in cmd.redirects):
+            continue
+        args = argv[2:]
+        if _DIFF_NOT_A_PATCH & set(args) or (">", "/dev/null") in cmd.redirects:
+            continue
+        specs = (
+            tuple(args[args.index("--") + 1 :]) if "--" in args else tuple(a for a in args if a[:1] != "-")
+        )
+        before = args[: args.index("--")] if "--" in args else args
+        if specs and not any(_REV.fullmatch(a) for a in before if a[:1] != "-"):
+            found = specs
+    return found

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.extraction.score import _composite_proven, evaluate_event
+from evals.extraction.score import ExtractionReport, _composite_proven, evaluate_event
 from fixmem.cli import main
 from ingest.importers import import_file
 from ingest.schema import ToolEvent
@@ -54,3 +54,35 @@ def test_the_report_catches_a_wrong_file_list_and_an_invented_error() -> None:
     assert _composite_proven(
         "thread 't' panicked at src/a.rs: boom", ["thread 't' panicked at src/a.rs:1:2:\nboom"], ""
     )
+
+
+def test_totals_split_structured_formats_from_bash_only_live_turns(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["eval-extraction", str(LOGS), "--json"]) == 0
+    totals = json.loads(capsys.readouterr().out)["totals"]
+    structured, live = totals["structured"], totals["bash_only_live"]
+    assert structured["instances"] + live["runs"] == totals["instances"]
+    assert live["runs"] == 3  # the mini-swe-agent fixtures
+    assert (structured["files_precision"], structured["files_recall"]) == (1.0, 1.0)
+    assert main(["eval-extraction", str(LOGS)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"structured-tool formats, {structured['instances']} instances" in out
+        and "bash-only formats as live turns" in out
+    )
+
+
+def test_a_bash_only_edit_seen_only_in_the_final_diff_counts_as_missed_live() -> None:
+    imported = import_file(LOGS / "mini-swe-agent" / "django__django-16255.traj.json", owner="o")
+    patch = "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-a\n+b\n"
+    events = [
+        ToolEvent(tool="bash", input={"command": "cat src/a.py"}, output="a\n", exit_code=0),
+        ToolEvent(tool="bash", input={"command": "git diff"}, output=patch, exit_code=0),
+    ]
+    event = imported.events[0].model_copy(update={"tool_events": events})
+    report = evaluate_event(event, patch, source="x", fmt="mini-swe-agent", labels={})
+    assert report.recall == 1.0  # the full turn: the diff names the file
+    assert report.live is not None and report.live.expected == ["src/a.py"] and report.live.found == []
+    totals = ExtractionReport(instances=[report]).totals()
+    assert totals["bash_only_live"]["recall"] == 0.0 and totals["structured"]["instances"] == 0

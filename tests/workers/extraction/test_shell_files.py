@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ingest.schema import ToolEvent
 from workers.extraction import Limits
 from workers.extraction.files import collect_files
-from workers.extraction.git_evidence import evidence_of
+from workers.extraction.git_evidence import declared_patch, evidence_of
 from workers.extraction.paths import PathResolver
 from workers.extraction.pyscript import python_file_effects
 
@@ -260,6 +260,49 @@ TURNS: list[tuple[str, list[dict[str, Any]], list[str]]] = [
         [_bash("sed -i 's/x/y/' src/y1.py"), _bash("git status | head -3", "On branch main\n")],
         ["src/y1.py"],
     ),
+    (
+        "the patch the agent writes out names the fix: scripts, tests it ran, an env fix are left out",
+        [
+            _bash("cat <<'EOF' > reproduce_issue.py\nimport pvlib\nEOF"),
+            _bash("python reproduce_issue.py"),
+            _bash("sed -i 's/np\\.Inf/np.inf/g' pvlib/singlediode.py"),
+            _bash(
+                "sed -i 's/a/b/' pvlib/temperature.py && cp pvlib/temperature.py pvlib/temperature.py.backup"
+            ),
+            _bash("cd /testbed && git diff -- pvlib/temperature.py > patch.txt"),
+            _bash("cat > final_test.py << 'EOF'\nprint(1)\nEOF"),
+            _bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt", "diff --git a/pvlib/…"),
+        ],
+        ["pvlib/temperature.py"],
+    ),
+    (
+        "a written-out patch inside a longer line, for a directory and a file the edit was not seen for",
+        [
+            _bash("python fix_it.py"),  # the script is not in the log: its edits cannot be read
+            _bash("sed -i 's/a/b/' src/pkg/a.py src/other.py"),
+            _bash("git diff src/pkg/ docs/x.rst > patch.txt && cat patch.txt"),
+        ],
+        ["src/pkg/a.py", "docs/x.rst"],
+    ),
+    (
+        "a git status after the written-out patch is the last word",
+        [
+            _bash("sed -i 's/a/b/' src/q.py"),
+            _bash("git diff -- src/q.py > patch.txt"),
+            _bash("git status --porcelain", " M src/q.py\n?? patch.txt\n"),
+        ],
+        ["src/q.py", "patch.txt"],
+    ),
+    (
+        "a diff against a commit, piped, or failed is no written-out patch",
+        [
+            _bash("sed -i 's/a/b/' src/r1.py src/r2.py"),
+            _bash("git diff HEAD~1 -- src/r1.py > old.patch"),
+            _bash("git diff -- src/r1.py | tee p2.txt"),
+            _bash("git diff -- src/r1.py > /nonexistent/p3.txt", "No such file or directory", 1),
+        ],
+        ["src/r1.py", "src/r2.py", "old.patch", "p2.txt"],
+    ),
 ]
 
 
@@ -415,3 +458,23 @@ def test_a_file_created_then_removed_is_never_reported(edits: list[str], scratch
         _bash(f"rm {scratch}"),
     ]
     assert scratch not in _files(*events)
+
+
+DECLARED: list[tuple[str, int | None, tuple[str, ...] | None]] = [
+    ("cd /testbed && git diff -- pvlib/temperature.py > patch.txt", 0, ("pvlib/temperature.py",)),
+    ("git diff a.py b/c.py > fix.patch && cat fix.patch", 0, ("a.py", "b/c.py")),
+    ("git diff --no-color -- a.py > p.txt", None, ("a.py",)),
+    ("git diff -- a.py > p1.txt; git diff -- b.py > p2.txt", 0, ("b.py",)),
+    ("git diff > patch.txt", 0, None),  # the whole tree: a full diff, not a choice of files
+    ("git diff HEAD~1 -- a.py > p.txt", 0, None),
+    ("git diff --stat -- a.py > p.txt", 0, None),
+    ("git diff -- a.py | tee p.txt", 0, None),
+    ("git diff -- a.py", 0, None),
+    ("git diff -- a.py > /dev/null", 0, None),
+    ("git diff -- a.py > p.txt", 1, None),
+]
+
+
+@pytest.mark.parametrize(("command", "code", "specs"), DECLARED, ids=[d[0] for d in DECLARED])
+def test_declared_patch(command: str, code: int | None, specs: tuple[str, ...] | None) -> None:
+    assert declared_patch(command, code) == specs
