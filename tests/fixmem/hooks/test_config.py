@@ -14,6 +14,8 @@ def test_the_hook_defaults_are_the_settings_defaults() -> None:
     assert fields["fix_memory_prompt_budget_tokens"].default == config.DEFAULT_PROMPT_BUDGET_TOKENS
     assert fields["hook_session_budget_tokens"].default == config.DEFAULT_SESSION_BUDGET_TOKENS
     assert fields["hook_timeout_seconds"].default == config.DEFAULT_HOOK_TIMEOUT_SECONDS
+    assert fields["hook_daemon_idle_seconds"].default == config.DEFAULT_DAEMON_IDLE_SECONDS
+    assert fields["hook_cold_wait_seconds"].default == config.DEFAULT_COLD_WAIT_SECONDS
     assert fields["stream"].default == config.DEFAULT_STREAM
     assert fields["rotation_cap"].default == config.DEFAULT_ROTATION_CAP
     assert session.HEADER == prompt.HEADER and session.BYTES_PER_TOKEN == prompt.BYTES_PER_TOKEN
@@ -30,7 +32,7 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
         "FIXMEM_HOOK_TIMEOUT_SECONDS": "nonsense",
     }
     got = config.HookConfig.from_env(env)
-    assert got.data_dir == Settings.from_env({"HOME": str(tmp_path)}).data_dir
+    assert Path(got.data_dir) == Settings.from_env({"HOME": str(tmp_path)}).data_dir
     assert (got.owner, got.project, got.api_url, got.remote) == (
         "bob",
         "github.com/acme/w",
