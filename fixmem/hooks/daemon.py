@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import os
+import signal
 import socket
 import time
 
@@ -132,6 +133,10 @@ def _still_ours(inode: int) -> bool:
         return False
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The daemon's entry point; always 0 (failures go to the hook log)."""
     parser = argparse.ArgumentParser(prog="python -m fixmem.hooks.daemon")
@@ -140,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     config = HookConfig.from_env()
     warm = (args.warm_owner, args.warm_project) if args.warm_owner and args.warm_project else None
+    signal.signal(signal.SIGTERM, _terminate)  # leave no socket behind
     try:
         serve(config, warm=warm)
     except Exception as exc:

@@ -23,8 +23,9 @@ def _stop_recall_daemons(tmp_path: Path) -> Iterator[None]:
     """Stop the recall daemons a test's hooks started under ``tmp_path`` (their pid is in the lock)."""
     yield
     for lock in tmp_path.rglob(LOCK_NAME):
-        if daemon_running(str(lock.parent)):
-            os.kill(int(lock.read_text().split()[0]), signal.SIGTERM)
+        written = lock.read_text().split()
+        if written and daemon_running(str(lock.parent)):
+            os.kill(int(written[0]), signal.SIGTERM)
 
 
 @pytest.fixture
