@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixmem.hooks import config, session
+from fixmem import limits
+from fixmem.hooks import config, reader, session
 from fixmem.settings import Settings
+from store import fit_query
 from store.recall import prompt
 
 
@@ -42,3 +44,15 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
     assert got.session_budget_tokens == 900
     assert got.timeout_seconds == config.DEFAULT_HOOK_TIMEOUT_SECONDS  # malformed: the default
     assert config.HookConfig.from_env({"HOME": str(tmp_path), "USER": "carol"}).owner == "carol"
+
+
+def test_the_hook_asks_within_the_api_bounds() -> None:
+    assert (reader.MAX_QUERY_CHARS, reader.MAX_PATH_CHARS, reader.MAX_FILES) == (
+        limits.MAX_QUERY_CHARS,
+        limits.MAX_PATH_CHARS,
+        limits.MAX_FILES,
+    )
+    long_task = "fix the parser\n" + "prose " * 5000 + '\n  File "src/p.py", line 3\nValueError: bad'
+    body = reader.Query(long_task, files=("", "x" * 2000, "src/p.py")).to_json()
+    assert body["q"] == fit_query(long_task, limits.MAX_QUERY_CHARS)  # as the CLI and the MCP tool fit it
+    assert body["files"] == ["src/p.py"]  # what the API would refuse is not sent
