@@ -11,11 +11,11 @@ runs in processes of its own. Unknown harness names print nothing and exit 0 (ne
 
 from __future__ import annotations
 
+import os
 import sys
 
 if __name__ == "__main__" and not __package__:  # run as a file: the package's parent goes on sys.path
-    _root = __file__.rsplit("/", 3)[0]  # <root>/fixmem/hooks/__main__.py (os.path: not yet, see above)
-    sys.path[0] = _root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main(argv: list[str] | None = None) -> int:

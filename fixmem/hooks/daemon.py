@@ -48,7 +48,7 @@ def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
             int(request["k"]),
             int(request["budget_tokens"]),
         )
-    except (KeyError, TypeError, ValueError, ReaderError) as exc:
+    except Exception as exc:  # one bad request must not stop the daemon
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     return {"ok": True, "candidates": [c.to_json() for c in found]}
 
