@@ -12,8 +12,9 @@
                  events a cell, 300 and 1,000 in the 1- and 10-event-per-job cells (~60 and ~200-400 events/s)
 8. startup    — ``fixmem --version``, ``--help``, ``recall``, ``status`` as fresh processes, 20 runs each
                  (``bench.startup``)
-9. hooks      — ``fixmem-hook claude-code < payload.json`` p50/p99 over 50 runs at 500 entries, local
-                 and through the HTTP API; the ``fixmem.harness`` overhead per turn (``bench.hooks``)
+9. hooks      — the installed Claude Code hook, one process per event: p50/p99 wall and CPU per event
+                 kind at 500 entries, local (recall daemon) and through the HTTP API; the
+                 ``fixmem.harness`` overhead per turn (``bench.hooks``)
 
 Sized so the whole suite takes under 10 minutes here (every size is in each result's ``parameters``; the
 estimate per benchmark is in docs/performance.md).

@@ -17,9 +17,11 @@ The names are imported on first use (``fixmem.memory`` loads the store and numpy
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the hooks import this package
 if TYPE_CHECKING:
+    from typing import Any
+
     from fixmem.memory import FixMemory, forget, prompt_block, recall, record_from_turn, stats
 
 __all__ = ["FixMemory", "forget", "prompt_block", "recall", "record_from_turn", "stats"]

@@ -46,7 +46,7 @@ class Harness:
         self.config = config
         self.workspace = os.path.abspath(workspace or os.getcwd())
         self.session = session or uuid.uuid4().hex
-        self.reader = reader or reader_for(config)
+        self.reader = reader or reader_for(config, in_process=True)  # the store stays warm in this process
         self._project: str | None = None
 
     @classmethod

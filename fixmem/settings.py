@@ -125,6 +125,8 @@ class Settings(BaseModel):
     api_token: SecretStr | None = None  # the bearer token hooks present (it names the owner)
     hook_session_budget_tokens: int = Field(default=2000, ge=0)  # injected per agent session, at most
     hook_timeout_seconds: float = Field(default=0.5, gt=0)  # one recall through the API, then give up
+    hook_daemon_idle_seconds: float = Field(default=1800.0, ge=0)  # the local recall daemon's life; 0: none
+    hook_cold_wait_seconds: float = Field(default=5.0, ge=0)  # a prompt hook waits for a starting daemon
 
     @model_validator(mode="after")
     def _leases_outlive_heartbeats(self) -> Settings:

@@ -11,12 +11,17 @@ model's context is ``{"hookSpecificOutput": {"hookEventName": …, "additionalCo
 - ``PostToolUseFailure`` of ``Bash`` (``error``): fixes with that error's signature; a ``PostToolUse`` of
   ``Bash`` whose ``tool_response`` states a failure (a non-zero exit code, ``is_error``) is read the same
   way, for Claude Code versions without the failure event;
+- ``SessionStart``: in local mode, starts the recall daemon when none runs (not waited for), so that
+  the session's first prompt finds it warm; prints nothing;
 - ``Stop`` / ``SubagentStop``: the finished turns are published from ``transcript_path`` by a detached
   ``python -m fixmem.hooks.publisher`` (the agent does not wait); prints nothing.
 
 Never in the agent's way: any failure (fixmem or Redis down, malformed input, an unreadable store) is
 logged to ``<data_dir>/hooks/hook.log``, counted in ``counters.json``, and the hook prints nothing and
-exits 0. A fix is injected at most once per session, within the session's token budget.
+exits 0. A fix is injected at most once per session, within the session's token budget. Recall goes
+through the API (remote) or the data directory's warm recall daemon (local; a cold start is counted as
+``cold``: the prompt hook waits for the daemon, the tool hooks answer nothing). This module is on the
+hook's fast path: the standard library's light modules only (``fixmem.hooks.config``).
 """
 
 from __future__ import annotations
@@ -25,13 +30,16 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Mapping
 
 from fixmem.hooks.config import HookConfig
-from fixmem.hooks.reader import Candidate, Query, Reader, ReaderError, reader_for
-from fixmem.hooks.session import SessionStore, choose, note_failure
+from fixmem.hooks.reader import Candidate, ColdStart, Query, Reader, ReaderError, reader_for
+from fixmem.hooks.session import SessionState, SessionStore, choose, note_failure
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit"})
 PROMPT_EVENTS = frozenset({"UserPromptSubmit", "PostToolUse", "PostToolUseFailure"})
@@ -41,30 +49,52 @@ ERROR_TAIL_CHARS = 2000  # the end of a failing command's output: where the erro
 PROMPT_KEPT_CHARS = 1000  # of the last prompt, kept in the session state for the file hook
 _PATHLIKE = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}\b")
 MAX_MENTIONED_FILES = 10
+NO_SESSION = "no-session"
 
 
 class MalformedPayload(ValueError):
     """Raised when stdin is not a hook payload (not JSON, not an object, a field of the wrong type)."""
 
 
-@dataclass(frozen=True)
 class Lookup:
     """Recall ``query`` and inject the new fixes; ``file`` is remembered as seen when given."""
 
-    event: str
-    query: Query
-    file: str | None = None
+    __slots__ = ("event", "file", "query")
+
+    def __init__(self, event: str, query: Query, file: str | None = None) -> None:
+        self.event, self.query, self.file = event, query, file
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Lookup) and (self.event, self.query, self.file) == (
+            other.event,
+            other.query,
+            other.file,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Lookup({self.event!r}, {self.query!r}, file={self.file!r})"
 
 
-@dataclass(frozen=True)
 class Publish:
     """Publish the finished turns of ``transcript_path`` (``final``: the last turn is finished too)."""
 
-    transcript_path: str
-    final: bool
+    __slots__ = ("final", "transcript_path")
 
+    def __init__(self, transcript_path: str, final: bool) -> None:
+        self.transcript_path, self.final = transcript_path, final
 
-Action = Lookup | Publish | None
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Publish) and (self.transcript_path, self.final) == (
+            other.transcript_path,
+            other.final,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Publish({self.transcript_path!r}, final={self.final!r})"
 
 
 def _str(payload: Mapping[str, Any], key: str) -> str:
@@ -99,10 +129,26 @@ def bash_failure(tool_response: Any) -> str | None:
     return out[-ERROR_TAIL_CHARS:] or None
 
 
-def plan(payload: Mapping[str, Any]) -> Action:
+class Warm:
+    """Start the local recall daemon if none runs (``SessionStart``)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Warm)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "Warm()"
+
+
+def plan(payload: Mapping[str, Any]) -> Lookup | Publish | Warm | None:
     """What to do for one payload. Pure; raises MalformedPayload."""
     event = _str(payload, "hook_event_name")
     cwd = _str(payload, "cwd")
+    if event == "SessionStart":
+        return Warm()
     if event == "UserPromptSubmit":
         prompt = _str(payload, "prompt").strip()
         return Lookup(event, Query(prompt)) if prompt else None
@@ -208,37 +254,65 @@ def handle(
         spawn(config, payload, action)
         return None
     cwd = _str(payload, "cwd")
+    if isinstance(action, Warm):
+        if not config.remote and config.daemon_idle_seconds > 0 and config.owner:
+            from fixmem.hooks.daemon_client import daemon_running, start_daemon  # noqa: PLC0415
+
+            if not daemon_running(config.hooks_dir):
+                os.makedirs(config.hooks_dir, exist_ok=True)
+                start_daemon(config, (config.owner, project_of(config, cwd)))
+        return None
     if action.event == "UserPromptSubmit":  # files the prompt names weigh in (recall's files signal)
-        action = replace(action, query=replace(action.query, files=mentioned_files(action.query.q, cwd)))
-    project = project_of(config, cwd)
-    block = lookup(config, reader or reader_for(config), _str(payload, "session_id"), project, action)
+        action = Lookup(action.event, action.query.replace(files=mentioned_files(action.query.q, cwd)))
+    session_id = _str(payload, "session_id") or NO_SESSION
+    if config.project:
+        project = config.project
+    else:  # the key of the cwd, computed once per session (a walk up to .git and a read of its config)
+        state = SessionStore(sessions_dir(config)).read(session_id)
+        project = state.project if state.project and state.cwd == cwd else project_of(config, cwd)
+    if reader is None:
+        reader = reader_for(config, wait_cold=action.event == "UserPromptSubmit")
+    block = lookup(config, reader, session_id, project, action, cwd=cwd)
     return answer(action.event, block) if block else None
 
 
-def lookup(config: HookConfig, reader: Reader, session_id: str, project: str, action: Lookup) -> str:
-    """The block of fixes for ``action`` not injected yet in the session ("" for none); records them.
+def sessions_dir(config: HookConfig) -> str:
+    return os.path.join(config.hooks_dir, "sessions")
 
-    Raises ReaderError, OSError.
-    """
-    sessions = SessionStore(config.hooks_dir / "sessions")
-    session_id = session_id or "no-session"
+
+def lookup(
+    config: HookConfig,
+    reader: Reader,
+    session_id: str,
+    project: str,
+    action: Lookup,
+    *,
+    cwd: str | None = None,
+) -> str:
+    """The block of fixes for ``action`` not injected yet in the session ("" for none); records them
+    (and, given ``cwd``, the session's cwd and project key). Raises ReaderError, OSError."""
+    sessions = SessionStore(sessions_dir(config))
+    session_id = session_id or NO_SESSION
     query = action.query
     if action.file is not None:
         before = sessions.read(session_id)
         if action.file in before.files:
             return ""  # this file was looked up already in this session
-        query = replace(query, q=f"{before.prompt} {action.file}".strip())
-    candidates = reader.candidates(project, query)
+        query = query.replace(q=f"{before.prompt} {action.file}".strip())
+    candidates: list[Candidate] = reader.candidates(project, query)
     if action.file is not None:
         candidates = [c for c in candidates if touched(c, action.file)]
     with sessions.update(session_id) as box:
-        state = box[0]
+        state: SessionState = box[0]
+        if cwd is not None and (state.cwd, state.project) != (cwd, project):
+            state = state.replace(cwd=cwd, project=project)
         if action.event == "UserPromptSubmit":
-            state = replace(state, prompt=action.query.q[:PROMPT_KEPT_CHARS])
+            state = state.replace(prompt=action.query.q[:PROMPT_KEPT_CHARS])
         if action.file is not None:
             if action.file in state.files:
+                box[0] = state
                 return ""
-            state = replace(state, files=(*state.files, action.file))
+            state = state.replace(files=(*state.files, action.file))
         chosen = choose(
             [(c.entry_id, c.line) for c in candidates],
             state,
@@ -267,6 +341,9 @@ def run(raw: bytes, env: Mapping[str, str] | None = None, *, reader: Reader | No
         result = handle(payload, config, reader=reader)
     except MalformedPayload as exc:
         note_failure(config.hooks_dir, "malformed", str(exc))
+        return ""
+    except ColdStart as exc:
+        note_failure(config.hooks_dir, "cold", str(exc))
         return ""
     except ReaderError as exc:
         note_failure(config.hooks_dir, "unavailable", str(exc))

@@ -3,38 +3,50 @@
 ``fixmem.settings`` loads pydantic (~100 ms), too slow for a hook that must answer within 150 ms, so the
 hook reads its handful of ``FIXMEM_*`` variables here. ``Settings`` stays the source of the defaults:
 ``tests/fixmem/hooks/test_config.py`` checks that every default below equals the ``Settings`` one.
+Rules of the hook's fast path (this module, ``claude_code``, ``session``, ``reader``, ``http``,
+``daemon_client``): import ``os``, ``json``, ``socket``, ``fcntl``, ``time`` and nothing heavier — no
+``dataclasses`` (``inspect``: ~20 ms), ``typing``, ``pathlib``, ``urllib``, ``hashlib`` or ``getpass``
+(~50 ms of CPU together on the bench machine, ``python -X importtime``); ``bench/hooks.py`` records the
+modules a hook loads.
 """
 
 from __future__ import annotations
 
-import getpass
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 PREFIX = "FIXMEM_"
 # Mirrors of Settings defaults (checked by a test).
 DEFAULT_PROMPT_BUDGET_TOKENS = 600  # Settings.fix_memory_prompt_budget_tokens
 DEFAULT_SESSION_BUDGET_TOKENS = 2000  # Settings.hook_session_budget_tokens
-DEFAULT_HOOK_TIMEOUT_SECONDS = 0.5  # Settings.hook_timeout_seconds: one HTTP recall, then give up
+DEFAULT_HOOK_TIMEOUT_SECONDS = 0.5  # Settings.hook_timeout_seconds: one recall, then give up
+DEFAULT_DAEMON_IDLE_SECONDS = 1800.0  # Settings.hook_daemon_idle_seconds (0: no daemon, recall in-process)
+DEFAULT_COLD_WAIT_SECONDS = 5.0  # Settings.hook_cold_wait_seconds: a prompt waits for a starting daemon
 DEFAULT_STREAM = "fixmem:turns"  # Settings.stream (ingest.keys.DEFAULT_STREAM)
 DEFAULT_ROTATION_CAP = 500  # Settings.rotation_cap: entries a project keeps when the hook writes locally
 DEFAULT_K = 5
 
 
-def default_data_dir(env: Mapping[str, str]) -> Path:
+def default_data_dir(env: Mapping[str, str]) -> str:
     """``$XDG_DATA_HOME/fixmem``, else ``~/.local/share/fixmem`` (as ``fixmem.settings``)."""
     xdg = env.get("XDG_DATA_HOME")
-    base = Path(xdg) if xdg else Path(env.get("HOME", str(Path.home()))) / ".local" / "share"
-    return base / "fixmem"
+    base = xdg or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "fixmem")
 
 
 def login_name(env: Mapping[str, str]) -> str:
-    """The user's login name ("" when none can be found)."""
+    """The user's login name ("" when none can be found): ``USER``, else as ``getpass.getuser`` finds it."""
+    for name in ("USER", "LOGNAME", "LNAME", "USERNAME"):
+        if env.get(name):
+            return env[name]
     try:
-        return env.get("USER") or env.get("LOGNAME") or getpass.getuser()
-    except (KeyError, OSError):  # no passwd entry (a container's anonymous uid)
+        import pwd  # noqa: PLC0415
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError, OSError):  # no passwd entry (a container's anonymous uid)
         return ""
 
 
@@ -42,32 +54,67 @@ def _truthy(raw: str) -> bool:
     return raw.strip().lower() not in {"0", "false", "no", "off"}
 
 
-@dataclass(frozen=True)
 class HookConfig:
-    """The hook's settings. ``remote`` when both the API URL and a token are set."""
+    """The hook's settings (read-only by convention). ``remote`` when both the API URL and a token are
+    set. ``data_dir`` is a path string (``pathlib`` is not imported on the hook's path)."""
 
-    data_dir: Path
-    owner: str
-    project: str | None = None
-    api_url: str | None = None
-    api_token: str | None = None
-    redis_url: str | None = None
-    stream: str = DEFAULT_STREAM
-    prompt_budget_tokens: int = DEFAULT_PROMPT_BUDGET_TOKENS
-    session_budget_tokens: int = DEFAULT_SESSION_BUDGET_TOKENS
-    timeout_seconds: float = DEFAULT_HOOK_TIMEOUT_SECONDS
-    rotation_cap: int = DEFAULT_ROTATION_CAP
-    enabled: bool = True
-    k: int = DEFAULT_K
+    __slots__ = (
+        "api_token",
+        "api_url",
+        "cold_wait_seconds",
+        "daemon_idle_seconds",
+        "data_dir",
+        "enabled",
+        "k",
+        "owner",
+        "project",
+        "prompt_budget_tokens",
+        "redis_url",
+        "rotation_cap",
+        "session_budget_tokens",
+        "stream",
+        "timeout_seconds",
+    )
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        owner: str,
+        *,
+        project: str | None = None,
+        api_url: str | None = None,
+        api_token: str | None = None,
+        redis_url: str | None = None,
+        stream: str = DEFAULT_STREAM,
+        prompt_budget_tokens: int = DEFAULT_PROMPT_BUDGET_TOKENS,
+        session_budget_tokens: int = DEFAULT_SESSION_BUDGET_TOKENS,
+        timeout_seconds: float = DEFAULT_HOOK_TIMEOUT_SECONDS,
+        daemon_idle_seconds: float = DEFAULT_DAEMON_IDLE_SECONDS,
+        cold_wait_seconds: float = DEFAULT_COLD_WAIT_SECONDS,
+        rotation_cap: int = DEFAULT_ROTATION_CAP,
+        enabled: bool = True,
+        k: int = DEFAULT_K,
+    ) -> None:
+        self.data_dir = os.fspath(data_dir)
+        self.owner, self.project = owner, project
+        self.api_url, self.api_token, self.redis_url, self.stream = api_url, api_token, redis_url, stream
+        self.prompt_budget_tokens, self.session_budget_tokens = prompt_budget_tokens, session_budget_tokens
+        self.timeout_seconds = timeout_seconds
+        self.daemon_idle_seconds, self.cold_wait_seconds = daemon_idle_seconds, cold_wait_seconds
+        self.rotation_cap, self.enabled, self.k = rotation_cap, enabled, k
+
+    def __repr__(self) -> str:
+        shown = {name: getattr(self, name) for name in self.__slots__ if name != "api_token"}
+        return f"HookConfig({shown})"
 
     @property
     def remote(self) -> bool:
         return bool(self.api_url and self.api_token)
 
     @property
-    def hooks_dir(self) -> Path:
-        """Where the hooks keep their state, log and counters."""
-        return self.data_dir / "hooks"
+    def hooks_dir(self) -> str:
+        """Where the hooks keep their state, log, counters and the recall daemon's socket."""
+        return os.path.join(self.data_dir, "hooks")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> HookConfig:
@@ -85,10 +132,9 @@ class HookConfig:
             except ValueError:
                 return default
 
-        data_dir = Path(get("DATA_DIR") or default_data_dir(env)).expanduser()
         return cls(
-            data_dir=data_dir,
-            owner=get("OWNER") or login_name(env),
+            os.path.expanduser(get("DATA_DIR") or default_data_dir(env)),
+            get("OWNER") or login_name(env),
             project=get("PROJECT"),
             api_url=(get("API_URL") or "").rstrip("/") or None,
             api_token=get("API_TOKEN"),
@@ -97,6 +143,8 @@ class HookConfig:
             prompt_budget_tokens=int(number("FIX_MEMORY_PROMPT_BUDGET_TOKENS", DEFAULT_PROMPT_BUDGET_TOKENS)),
             session_budget_tokens=int(number("HOOK_SESSION_BUDGET_TOKENS", DEFAULT_SESSION_BUDGET_TOKENS)),
             timeout_seconds=number("HOOK_TIMEOUT_SECONDS", DEFAULT_HOOK_TIMEOUT_SECONDS),
+            daemon_idle_seconds=number("HOOK_DAEMON_IDLE_SECONDS", DEFAULT_DAEMON_IDLE_SECONDS),
+            cold_wait_seconds=number("HOOK_COLD_WAIT_SECONDS", DEFAULT_COLD_WAIT_SECONDS),
             rotation_cap=int(number("ROTATION_CAP", DEFAULT_ROTATION_CAP)),
             enabled=_truthy(get("FIX_MEMORY_ENABLED") or "1")
             and _truthy(get("FIX_MEMORY_AUTO_RECALL") or "1"),

@@ -13,7 +13,6 @@ import difflib
 import json
 import os
 import shlex
-import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from typing import Any
 
 # event -> matcher (None: the event takes no matcher)
 EVENTS: dict[str, str | None] = {
+    "SessionStart": None,  # starts the local recall daemon, so that the first prompt finds it warm
     "UserPromptSubmit": None,
     "PostToolUse": "Read|Edit|Write|MultiEdit|Bash",
     "PostToolUseFailure": "Bash",
@@ -30,7 +30,12 @@ EVENTS: dict[str, str | None] = {
     "SubagentStop": None,
 }
 TIMEOUT_SECONDS = 10  # Claude Code's per-hook timeout; the hook answers in well under a second
-MARKERS = ("fixmem-hook claude-code", "fixmem.hooks claude-code", "fixmem hook claude-code")
+MARKERS = (
+    "fixmem-hook claude-code",
+    "fixmem.hooks claude-code",
+    "fixmem hook claude-code",
+    "fixmem/hooks/__main__.py claude-code",
+)
 
 
 class InstallError(Exception):
@@ -38,13 +43,10 @@ class InstallError(Exception):
 
 
 def hook_command() -> str:
-    """The command to install: ``fixmem-hook claude-code`` of this installation (absolute path), else
-    this interpreter's ``-m fixmem.hooks claude-code``."""
-    script = Path(sys.executable).with_name("fixmem-hook")
-    found = str(script) if script.exists() else shutil.which("fixmem-hook")
-    if found:
-        return f"{shlex.quote(found)} claude-code"
-    return f"{shlex.quote(sys.executable)} -m fixmem.hooks claude-code"
+    """The command to install: this interpreter with ``-S`` on the file ``fixmem/hooks/__main__.py`` of
+    this installation (no ``site``: ~15 ms less a call, see ``fixmem.hooks.__main__``)."""
+    main_file = Path(__file__).resolve().with_name("__main__.py")
+    return f"{shlex.quote(sys.executable)} -S {shlex.quote(str(main_file))} claude-code"
 
 
 def is_ours(hook: Any) -> bool:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
+from fixmem.hooks.claude_code import NO_SESSION, project_of, sessions_dir
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.session import SessionStore, note_failure
 from ingest.schema import TurnEvent
@@ -63,7 +63,6 @@ def publish_events(config: HookConfig, events: Sequence[TurnEvent]) -> list[str]
 
 def transcript_events(config: HookConfig, transcript: Path, cwd: str) -> list[TurnEvent]:
     """The turn events of a Claude Code transcript (the readable ones when some lines are torn)."""
-    from fixmem.hooks.claude_code import project_of  # noqa: PLC0415
     from ingest.importers import PartialLog  # noqa: PLC0415
     from ingest.importers.claude_code import parse  # noqa: PLC0415
 
@@ -82,12 +81,12 @@ def publish_transcript(
     events = transcript_events(config, transcript, cwd)
     if not final:
         events = events[:-1]
-    sessions = SessionStore(config.hooks_dir / "sessions")
-    with sessions.update(session_id or "no-session") as box:
+    sessions = SessionStore(sessions_dir(config))
+    with sessions.update(session_id or NO_SESSION) as box:
         done = set(box[0].published)
         todo = [e for e in events if e.event_id not in done]
         published = publish_events(config, todo)
-        box[0] = replace(box[0], published=(*box[0].published, *published))
+        box[0] = box[0].replace(published=(*box[0].published, *published))
     return published
 
 

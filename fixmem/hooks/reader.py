@@ -1,9 +1,12 @@
-"""Recall for the hooks: through the HTTP API (stdlib ``urllib``) or from the local store, same answers.
+"""Recall for the hooks: through the HTTP API, the local recall daemon, or the store in-process.
 
-Both return the ranked candidates, best first: the lines of the "Past fixes in this project" block the
-store renders, each with the id and files of the entry it shows (the block has one line per entry, in
-rank order). The remote reader needs ``FIXMEM_API_URL`` and
-``FIXMEM_API_TOKEN`` (the token decides the owner); the local one imports the store (numpy) on first use.
+All three return the same ranked candidates, best first: the lines of the "Past fixes in this project"
+block the store renders, each with the id and files of the entry it shows (the block has one line per
+entry, in rank order). ``RemoteReader`` needs ``FIXMEM_API_URL`` and ``FIXMEM_API_TOKEN`` (the token
+decides the owner) and is a stdlib client (``fixmem.hooks.http``). ``DaemonReader`` asks the warm
+``python -m fixmem.hooks.daemon`` of the data directory over its unix socket, starting it when none
+answers; the daemon runs ``LocalReader``, which imports the store (numpy, pydantic: ~0.5 s) on first
+use — in-process only in a long-lived caller (the harness adapter, the daemon itself).
 Errors are ``ReaderError`` (the hook logs and counts them, and answers nothing).
 """
 
@@ -11,43 +14,101 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from fixmem.hooks.config import HookConfig
 
-MAX_QUERY_CHARS = 4000  # fixmem.tool.MAX_QUERY_CHARS, the API's limit on q
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+if TYPE_CHECKING:
+    from typing import Any
+
+# Mirrors of fixmem.limits (checked by a test): what the API accepts, so that every mode asks the same.
+MAX_QUERY_CHARS = 16_384
+MAX_PATH_CHARS = 1024
+MAX_FILES = 50
 
 
 class ReaderError(Exception):
-    """Raised when recall fails: the API or the store cannot be reached or answers nonsense."""
+    """Raised when recall fails: the API, the daemon or the store cannot be reached or answers nonsense."""
 
 
-@dataclass(frozen=True)
+class ColdStart(ReaderError):
+    """Raised when the recall daemon is starting and the hook does not wait for it."""
+
+
 class Query:
     """What to recall for: the task text, files, an error. ``q`` is what the API requires."""
 
-    q: str
-    files: tuple[str, ...] = field(default=())
-    error: str | None = None
+    __slots__ = ("error", "files", "q")
+
+    def __init__(self, q: str, files: tuple[str, ...] = (), error: str | None = None) -> None:
+        self.q, self.files, self.error = q, files, error
+
+    def replace(self, *, q: str | None = None, files: tuple[str, ...] | None = None) -> Query:
+        """A copy with another text or files."""
+        return Query(self.q if q is None else q, self.files if files is None else files, self.error)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Query) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Query({self.q!r}, files={self.files!r}, error={self.error!r})"
 
     def text(self) -> str:
-        return (self.q.strip() or self.error or " ".join(self.files) or "")[:MAX_QUERY_CHARS]
+        """The text recalled for, fitted to the API's bound as the CLI and the MCP tool fit it."""
+        text = self.q.strip() or self.error or " ".join(self.files) or ""
+        if len(text) <= MAX_QUERY_CHARS:
+            return text
+        from store.recall.code import fit_query  # noqa: PLC0415 - numpy: only for a text this long
+
+        return fit_query(text, MAX_QUERY_CHARS)
+
+    def to_json(self) -> dict[str, Any]:
+        """The request body of ``POST /api/fix-memory`` (and of the daemon) without the project."""
+        body: dict[str, Any] = {
+            "q": self.text(),
+            "files": [f for f in self.files if 0 < len(f) <= MAX_PATH_CHARS][:MAX_FILES],
+        }
+        if self.error:
+            body["error"] = self.error
+        return body
 
 
-@dataclass(frozen=True)
 class Candidate:
     """One recalled entry: its id, its files, and its line of the prompt block."""
 
-    entry_id: str
-    files: tuple[str, ...]
-    line: str
+    __slots__ = ("entry_id", "files", "line")
+
+    def __init__(self, entry_id: str, files: tuple[str, ...], line: str) -> None:
+        self.entry_id, self.files, self.line = entry_id, files, line
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Candidate) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Candidate{tuple(self.to_json())!r}"
+
+    def to_json(self) -> list[Any]:
+        return [self.entry_id, list(self.files), self.line]
+
+    @classmethod
+    def from_json(cls, item: Any) -> Candidate:
+        """Raises TypeError, ValueError on a malformed item."""
+        entry_id, files, line = item
+        if not isinstance(entry_id, str) or not isinstance(line, str) or not isinstance(files, list):
+            raise TypeError(f"not a candidate: {item!r}")
+        return cls(entry_id, tuple(str(f) for f in files), line)
 
 
-class Reader(Protocol):
+class Reader:
+    """Recall for the hooks (the readers below)."""
+
     def candidates(self, project: str, query: Query) -> list[Candidate]:
         """Ranked candidates for ``query`` in ``project``; raises ReaderError."""
-        ...
+        raise NotImplementedError
 
 
 def pair(entries: list[tuple[str, tuple[str, ...]]], block: str) -> list[Candidate]:
@@ -57,28 +118,26 @@ def pair(entries: list[tuple[str, tuple[str, ...]]], block: str) -> list[Candida
     return [Candidate(i, files, line) for (i, files), line in zip(entries, lines, strict=False)]
 
 
-class RemoteReader:
-    """Recall through ``GET /api/fix-memory`` of a running ``fixmem serve``/``fixmem up``."""
+class RemoteReader(Reader):
+    """Recall through ``POST /api/fix-memory`` of a running ``fixmem serve``/``fixmem up``."""
 
-    def __init__(self, url: str, token: str, *, timeout: float, k: int, budget_tokens: int) -> None:
+    def __init__(self, url: str, token: str, *, timeout: float, k: int) -> None:
         self.url, self.token, self.timeout, self.k = url.rstrip("/"), token, timeout, k
-        self.budget_tokens = budget_tokens
 
     def candidates(self, project: str, query: Query) -> list[Candidate]:
-        from urllib.parse import urlencode  # noqa: PLC0415
+        from fixmem.hooks.http import request  # noqa: PLC0415
 
-        from fixmem.hooks.http import get  # noqa: PLC0415
-
-        text = query.text()
-        if not text:
+        body = query.to_json()
+        if not body["q"]:
             return []
-        params: list[tuple[str, str]] = [("project_id", project), ("q", text), ("k", str(self.k))]
-        params += [("files", f) for f in query.files]
-        if query.error:
-            params.append(("error", query.error[:MAX_QUERY_CHARS]))
-        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        payload = json.dumps({**body, "project_id": project, "k": self.k}).encode()
+        headers = {
+            "Authorization": f"Bearer {self.token}",
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+        }
         try:
-            status, raw = get(f"{self.url}/api/fix-memory?{urlencode(params)}", headers, self.timeout)
+            status, raw = request("POST", f"{self.url}/api/fix-memory", headers, payload, self.timeout)
         except (OSError, ValueError) as exc:
             raise ReaderError(f"API unreachable at {self.url}: {exc}") from exc
         if status == 404:  # the project has no entries yet
@@ -86,57 +145,73 @@ class RemoteReader:
         if status != 200:
             raise ReaderError(f"API answered {status} for recall")
         try:
-            body = json.loads(raw)
+            answer = json.loads(raw)
             found = [
                 (str(item["entry"]["id"]), tuple(str(f) for f in item["entry"].get("files") or ()))
-                for item in body["recalled"]
+                for item in answer["recalled"]
             ]
-            return pair(found, str(body["prompt_block"]))
+            return pair(found, str(answer["prompt_block"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ReaderError(f"unexpected API answer: {exc!r}") from exc
 
 
-class LocalReader:
-    """Recall from the store under the data directory (imports the store on first use)."""
+class LocalReader(Reader):
+    """Recall from the store under the data directory (imports the store on first use, keeps it warm)."""
 
     def __init__(self, config: HookConfig) -> None:
         self.config = config
         self._store: Any = None  # one FixStore: its parsed-log cache makes later recalls warm
 
     def candidates(self, project: str, query: Query) -> list[Candidate]:
+        return self.recall(self.config.owner, project, query, self.config.k, self.config.prompt_budget_tokens)
+
+    def recall(self, owner: str, project: str, query: Query, k: int, budget_tokens: int) -> list[Candidate]:
+        """``candidates`` for any owner, ``k`` and block budget (what the daemon is asked)."""
+        _full_site()
         from store import FixStore, prompt_block  # noqa: PLC0415 - the slow imports, only when needed
         from store.errors import StoreError  # noqa: PLC0415
 
-        text = query.text()
-        if not text or not self.config.owner:
+        body = query.to_json()
+        if not body["q"] or not owner:
             return []
         now = time.time()
         try:
             if self._store is None:
                 self._store = FixStore(self.config.data_dir, cap=self.config.rotation_cap)
             recalled = self._store.recall(
-                self.config.owner,
+                owner,
                 project,
-                text,
-                files=list(query.files),
-                errors=[query.error] if query.error else [],
-                k=self.config.k,
+                body["q"],
+                files=body["files"],
+                errors=[body["error"]] if body.get("error") else [],
+                k=k,
                 now=now,
             )
         except (StoreError, ValueError, OSError) as exc:
             raise ReaderError(f"local store at {self.config.data_dir}: {exc}") from exc
-        block = prompt_block(recalled, self.config.prompt_budget_tokens, now=now)
+        block = prompt_block(recalled, budget_tokens, now=now)
         return pair([(r.entry.id, tuple(r.entry.files)) for r in recalled], block)
 
 
-def reader_for(config: HookConfig) -> Reader:
-    """The remote reader when the API URL and token are set, else the local one."""
+def _full_site() -> None:
+    """Process ``site`` (site-packages, ``.pth`` files) in a hook started with ``python -S``
+    (``fixmem.hooks.__main__``) before it imports the store in-process (the daemon turned off)."""
+    import sys  # noqa: PLC0415
+
+    if sys.flags.no_site and "site" not in sys.modules:
+        import site  # noqa: PLC0415
+
+        site.main()
+
+
+def reader_for(config: HookConfig, *, in_process: bool = False, wait_cold: bool = False) -> Reader:
+    """The remote reader when the API URL and token are set; else the local daemon's client (``wait_cold``:
+    wait for a starting daemon), or the store in-process when ``in_process`` (a long-lived caller) or the
+    daemon is off (``FIXMEM_HOOK_DAEMON_IDLE_SECONDS=0``)."""
     if config.remote and config.api_url and config.api_token:
-        return RemoteReader(
-            config.api_url,
-            config.api_token,
-            timeout=config.timeout_seconds,
-            k=config.k,
-            budget_tokens=config.prompt_budget_tokens,
-        )
-    return LocalReader(config)
+        return RemoteReader(config.api_url, config.api_token, timeout=config.timeout_seconds, k=config.k)
+    if in_process or config.daemon_idle_seconds <= 0:
+        return LocalReader(config)
+    from fixmem.hooks.daemon_client import DaemonReader  # noqa: PLC0415
+
+    return DaemonReader(config, wait_cold=wait_cold)

@@ -1,7 +1,8 @@
 """Per-session hook state, and the pure choice of what to inject.
 
-One small JSON file per session under ``<data_dir>/hooks/sessions/`` (named by a hash of the session id):
-the entry ids already injected, the files already looked up, the tokens spent, the turns published.
+One small JSON file per session under ``<data_dir>/hooks/sessions/`` (named by the session id, or a hash
+of it when it is not a plain token): the entry ids already injected, the files already looked up, the
+tokens spent, the turns published, the last prompt, the cwd and its project key.
 Concurrent hooks of one session (Claude Code runs matching hooks in parallel) serialize on a ``flock``
 of a sibling lock file; the file is replaced atomically (temp file + ``os.replace``), so a reader never
 sees half a file. ``choose`` is pure: candidates and state in, the block and the new state out.
@@ -10,34 +11,58 @@ sees half a file. ``choose`` is pure: candidates and state in, the block and the
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
-import math
 import os
 import time
-from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
 
 HEADER = "Past fixes in this project:"  # store.recall.prompt.HEADER (checked by a test)
 BYTES_PER_TOKEN = 3  # store.recall.prompt.BYTES_PER_TOKEN
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
 def estimate_tokens(text: str) -> int:
     """``ceil(utf-8 bytes / 3)``, the store's estimate (``store.recall.prompt.estimate_tokens``)."""
-    return math.ceil(len(text.encode("utf-8", "surrogatepass")) / BYTES_PER_TOKEN)
+    return -(-len(text.encode("utf-8", "surrogatepass")) // BYTES_PER_TOKEN)
 
 
-@dataclass(frozen=True)
 class SessionState:
-    """What one session has had so far."""
+    """What one session has had so far (a value: ``replace`` makes a changed copy)."""
 
-    injected: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()
-    tokens: int = 0
-    published: tuple[str, ...] = ()
-    prompt: str = ""  # the session's last prompt (the file hook's query text)
+    __slots__ = ("cwd", "files", "injected", "project", "prompt", "published", "tokens")
+
+    def __init__(
+        self,
+        *,
+        injected: tuple[str, ...] = (),
+        files: tuple[str, ...] = (),
+        tokens: int = 0,
+        published: tuple[str, ...] = (),
+        prompt: str = "",
+        cwd: str = "",
+        project: str = "",
+    ) -> None:
+        self.injected, self.files, self.tokens = injected, files, tokens
+        self.published = published
+        self.prompt = prompt  # the session's last prompt (the file hook's query text)
+        self.cwd, self.project = cwd, project  # the session's cwd and its project key ("": not yet)
+
+    def replace(self, **changes: object) -> SessionState:
+        """A copy with ``changes``."""
+        fields: dict[str, object] = {name: getattr(self, name) for name in self.__slots__}
+        return SessionState(**{**fields, **changes})  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SessionState) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SessionState({self.to_json()})"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -46,6 +71,8 @@ class SessionState:
             "tokens": self.tokens,
             "published": list(self.published),
             "prompt": self.prompt,
+            "cwd": self.cwd,
+            "project": self.project,
         }
 
     @classmethod
@@ -58,23 +85,29 @@ class SessionState:
             value = doc.get(key)
             return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
-        tokens, prompt = doc.get("tokens"), doc.get("prompt")
+        def text(key: str) -> str:
+            value = doc.get(key)
+            return value if isinstance(value, str) else ""
+
+        tokens = doc.get("tokens")
         return cls(
             injected=strings("injected"),
             files=strings("files"),
             tokens=tokens if isinstance(tokens, int) and tokens >= 0 else 0,
             published=strings("published"),
-            prompt=prompt if isinstance(prompt, str) else "",
+            prompt=text("prompt"),
+            cwd=text("cwd"),
+            project=text("project"),
         )
 
 
-@dataclass(frozen=True)
 class Choice:
-    """The block to inject ("" for none) and the state after injecting it."""
+    """The block to inject ("" for none), the state after injecting it, and the entries it shows."""
 
-    block: str
-    state: SessionState
-    entry_ids: tuple[str, ...] = field(default=())
+    __slots__ = ("block", "entry_ids", "state")
+
+    def __init__(self, block: str, state: SessionState, entry_ids: tuple[str, ...] = ()) -> None:
+        self.block, self.state, self.entry_ids = block, state, entry_ids
 
 
 def choose(
@@ -98,37 +131,44 @@ def choose(
     spent = estimate_tokens(block)
     return Choice(
         block,
-        replace(state, injected=state.injected + tuple(chosen), tokens=state.tokens + spent),
+        state.replace(injected=state.injected + tuple(chosen), tokens=state.tokens + spent),
         tuple(chosen),
     )
 
 
 def _name(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    """The session's file name: the id itself when it is a short plain token (Claude Code's are UUIDs),
+    else a sha-256 of it (``hashlib`` loads OpenSSL: ~5 ms, paid only then)."""
+    if 0 < len(session_id) <= 64 and _SAFE.issuperset(session_id):
+        return session_id
+    import hashlib  # noqa: PLC0415
+
+    return "h-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class SessionStore:
     """The state files of every session under ``directory``."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = os.fspath(directory)
 
-    def path(self, session_id: str) -> Path:
-        return self.directory / f"{_name(session_id)}.json"
+    def path(self, session_id: str) -> str:
+        return os.path.join(self.directory, f"{_name(session_id)}.json")
 
     def read(self, session_id: str) -> SessionState:
         """The session's state (empty when unknown or unreadable)."""
         try:
-            return SessionState.from_json(json.loads(self.path(session_id).read_bytes()))
+            with open(self.path(session_id), "rb") as handle:
+                return SessionState.from_json(json.loads(handle.read()))
         except (OSError, ValueError):
             return SessionState()
 
     @contextmanager
     def update(self, session_id: str) -> Iterator[list[SessionState]]:
         """Hold the session's lock; yields a one-item list with the state: replace ``[0]`` to write it."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        os.makedirs(self.directory, exist_ok=True)
         path = self.path(session_id)
-        with open(path.with_suffix(".lock"), "a+b") as lock:
+        with open(path.removesuffix(".json") + ".lock", "a+b") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 before = self.read(session_id)
@@ -140,39 +180,42 @@ class SessionStore:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _write_atomic(path: str, data: bytes) -> None:
     """Write via ``.<name>.<pid>.tmp`` + ``os.replace`` (no ``tempfile``: ~10 ms of imports saved)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    head, name = os.path.split(path)
+    tmp = os.path.join(head, f".{name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
     except BaseException:
-        with _quiet():
+        with suppress(OSError):
             os.unlink(tmp)
         raise
 
 
-@contextmanager
-def _quiet() -> Iterator[None]:
-    with suppress(OSError):
-        yield
+def _read_json(path: str) -> object:
+    with open(path, "rb") as handle:
+        return json.loads(handle.read())
 
 
-def note_failure(hooks_dir: Path, kind: str, message: str, *, now: float | None = None) -> None:
+def note_failure(
+    hooks_dir: str | os.PathLike[str], kind: str, message: str, *, now: float | None = None
+) -> None:
     """Log one failure to ``hook.log`` and count it in ``counters.json`` (by kind). Never raises."""
     try:
-        hooks_dir.mkdir(parents=True, exist_ok=True)
+        directory = os.fspath(hooks_dir)
+        os.makedirs(directory, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
-        with open(hooks_dir / "hook.log", "a", encoding="utf-8") as log:
+        with open(os.path.join(directory, "hook.log"), "a", encoding="utf-8") as log:
             log.write(f"{stamp} {kind} {' '.join(message.split())[:2000]}\n")
-        counters = hooks_dir / "counters.json"
-        with open(hooks_dir / "counters.lock", "a+b") as lock:
+        counters = os.path.join(directory, "counters.json")
+        with open(os.path.join(directory, "counters.lock"), "a+b") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 try:
-                    counts = json.loads(counters.read_bytes())
+                    counts = _read_json(counters)
                 except (OSError, ValueError):
                     counts = {}
                 if not isinstance(counts, dict):
@@ -185,10 +228,10 @@ def note_failure(hooks_dir: Path, kind: str, message: str, *, now: float | None 
         pass
 
 
-def read_counters(hooks_dir: Path) -> dict[str, int]:
+def read_counters(hooks_dir: str | os.PathLike[str]) -> dict[str, int]:
     """The failure counts by kind (``{}`` when none)."""
     try:
-        counts = json.loads((hooks_dir / "counters.json").read_bytes())
+        counts = _read_json(os.path.join(os.fspath(hooks_dir), "counters.json"))
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in counts.items() if isinstance(v, int)} if isinstance(counts, dict) else {}

@@ -184,9 +184,10 @@ def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     assert set(startup["summary"]["rows"]) == {"version", "help", "recall", "status"}
     assert all(len(samples) == 2 for samples in startup["samples_ms"].values())
     hooks = orjson.loads((tmp_path / "hooks.json").read_bytes())
-    assert set(hooks["summary"]["rows"]) == {"local_script", "local_cli", "remote_script", "remote_no_site"}
-    assert all(len(samples) == 3 for samples in hooks["samples_ms"].values())
+    assert set(hooks["summary"]["rows"]) == {"local", "local_in_process", "remote", "remote_site"}
+    assert all(e["runs"] == 3 for row in hooks["summary"]["rows"].values() for e in row["by_event"].values())
+    assert hooks["summary"]["imports"]["remote"]["heavy"] == []
     summary = (tmp_path / "SUMMARY.md").read_text()
-    assert "9. Hook, `remote script`" in summary
+    assert "9. Hook `remote`, UserPromptSubmit (500 entries)" in summary
     assert "3. Recall, 500 entries" in summary and "4. Extraction" in summary
     assert "8. Start-up, `fixmem status`" in summary

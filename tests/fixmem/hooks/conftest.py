@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fixmem.hooks.daemon_client import LOCK_NAME, daemon_running
 from tests.configs import fix_store
 from tests.store.factories import make_entry
 
 OWNER, PROJECT = "alice", "github.com/acme/widgets"
+
+
+@pytest.fixture(autouse=True)
+def _stop_recall_daemons(tmp_path: Path) -> Iterator[None]:
+    """Stop the recall daemons a test's hooks started under ``tmp_path`` (their pid is in the lock)."""
+    yield
+    for lock in tmp_path.rglob(LOCK_NAME):
+        written = lock.read_text().split()
+        if written and daemon_running(str(lock.parent)):
+            os.kill(int(written[0]), signal.SIGTERM)
 
 
 @pytest.fixture

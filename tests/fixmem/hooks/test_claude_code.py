@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fixmem.hooks import claude_code
-from fixmem.hooks.claude_code import Lookup, Publish, plan
+from fixmem.hooks.claude_code import Lookup, Publish, Warm, plan
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.reader import Query
 from fixmem.hooks.session import HEADER, SessionState, choose, estimate_tokens, read_counters
@@ -66,6 +66,7 @@ def payload(event: str, **fields: Any) -> dict[str, Any]:
         ),
         (payload("Stop", stop_hook_active=False), Publish("/t/s-1.jsonl", final=True)),
         (payload("SubagentStop"), Publish("/t/s-1.jsonl", final=False)),
+        (payload("SessionStart", source="startup"), Warm()),
         (payload("Notification", message="hi"), None),
     ],
 )
@@ -96,7 +97,14 @@ def test_choose_injects_each_entry_once_within_the_budgets() -> None:
 
 
 def config_for(data_dir: Path, **extra: str) -> dict[str, str]:
-    return {"FIXMEM_DATA_DIR": str(data_dir), "FIXMEM_OWNER": OWNER, "FIXMEM_PROJECT": PROJECT, **extra}
+    """The hook's environment, recalling in-process (the daemon has its own tests: test_daemon.py)."""
+    return {
+        "FIXMEM_DATA_DIR": str(data_dir),
+        "FIXMEM_OWNER": OWNER,
+        "FIXMEM_PROJECT": PROJECT,
+        "FIXMEM_HOOK_DAEMON_IDLE_SECONDS": "0",
+        **extra,
+    }
 
 
 def run(body: dict[str, Any], env: dict[str, str]) -> dict[str, Any] | None:

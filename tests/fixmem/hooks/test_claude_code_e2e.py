@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 import redis
 
+from fixmem.hooks.install import hook_command
 from fixmem.hooks.session import read_counters
 from fixmem.settings import Settings
 from ingest import keys
@@ -30,11 +32,9 @@ DEADLINE_SECONDS = 60.0
 
 
 def hook(payload: dict[str, Any], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``fixmem-hook claude-code`` (else ``python -m fixmem.hooks``) as Claude Code runs it."""
-    script = Path(sys.executable).with_name("fixmem-hook")
-    argv = [str(script)] if script.exists() else [sys.executable, "-m", "fixmem.hooks"]
+    """The command ``fixmem install claude-code`` writes, run as Claude Code runs it."""
     return subprocess.run(
-        [*argv, "claude-code"],
+        shlex.split(hook_command()),
         input=json.dumps(payload),
         env=env,
         capture_output=True,
@@ -62,7 +62,14 @@ def workspace(tmp_path: Path) -> Path:
 
 def environment(data_dir: Path, **extra: str) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("FIXMEM_")}
-    return {**clean, "FIXMEM_DATA_DIR": str(data_dir), "FIXMEM_OWNER": OWNER, **extra}
+    return {
+        **clean,
+        "FIXMEM_DATA_DIR": str(data_dir),
+        "FIXMEM_OWNER": OWNER,
+        "FIXMEM_HOOK_DAEMON_IDLE_SECONDS": "20",  # the recall daemon the hooks start outlives no test long
+        "FIXMEM_HOOK_COLD_WAIT_SECONDS": "60",  # a loaded test machine: the first prompt waits for it
+        **extra,
+    }
 
 
 def task_one(workspace: Path, home: Path) -> Transcript:

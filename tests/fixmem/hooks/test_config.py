@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixmem.hooks import config, session
+from fixmem import limits
+from fixmem.hooks import config, reader, session
 from fixmem.settings import Settings
+from store import fit_query
 from store.recall import prompt
 
 
@@ -14,6 +16,8 @@ def test_the_hook_defaults_are_the_settings_defaults() -> None:
     assert fields["fix_memory_prompt_budget_tokens"].default == config.DEFAULT_PROMPT_BUDGET_TOKENS
     assert fields["hook_session_budget_tokens"].default == config.DEFAULT_SESSION_BUDGET_TOKENS
     assert fields["hook_timeout_seconds"].default == config.DEFAULT_HOOK_TIMEOUT_SECONDS
+    assert fields["hook_daemon_idle_seconds"].default == config.DEFAULT_DAEMON_IDLE_SECONDS
+    assert fields["hook_cold_wait_seconds"].default == config.DEFAULT_COLD_WAIT_SECONDS
     assert fields["stream"].default == config.DEFAULT_STREAM
     assert fields["rotation_cap"].default == config.DEFAULT_ROTATION_CAP
     assert session.HEADER == prompt.HEADER and session.BYTES_PER_TOKEN == prompt.BYTES_PER_TOKEN
@@ -30,7 +34,7 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
         "FIXMEM_HOOK_TIMEOUT_SECONDS": "nonsense",
     }
     got = config.HookConfig.from_env(env)
-    assert got.data_dir == Settings.from_env({"HOME": str(tmp_path)}).data_dir
+    assert Path(got.data_dir) == Settings.from_env({"HOME": str(tmp_path)}).data_dir
     assert (got.owner, got.project, got.api_url, got.remote) == (
         "bob",
         "github.com/acme/w",
@@ -40,3 +44,15 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
     assert got.session_budget_tokens == 900
     assert got.timeout_seconds == config.DEFAULT_HOOK_TIMEOUT_SECONDS  # malformed: the default
     assert config.HookConfig.from_env({"HOME": str(tmp_path), "USER": "carol"}).owner == "carol"
+
+
+def test_the_hook_asks_within_the_api_bounds() -> None:
+    assert (reader.MAX_QUERY_CHARS, reader.MAX_PATH_CHARS, reader.MAX_FILES) == (
+        limits.MAX_QUERY_CHARS,
+        limits.MAX_PATH_CHARS,
+        limits.MAX_FILES,
+    )
+    long_task = "fix the parser\n" + "prose " * 5000 + '\n  File "src/p.py", line 3\nValueError: bad'
+    body = reader.Query(long_task, files=("", "x" * 2000, "src/p.py")).to_json()
+    assert body["q"] == fit_query(long_task, limits.MAX_QUERY_CHARS)  # as the CLI and the MCP tool fit it
+    assert body["files"] == ["src/p.py"]  # what the API would refuse is not sent

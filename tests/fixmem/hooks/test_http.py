@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixmem.hooks.http import get, parse_response
+from fixmem.hooks.http import get, parse_response, split_url
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,22 @@ def test_malformed_responses_raise_value_error(raw: bytes) -> None:
 def test_only_http_urls() -> None:
     with pytest.raises(ValueError):
         get("ftp://example.org/x", {}, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://127.0.0.1:8000", ("http", "127.0.0.1", 8000, "/")),
+        ("http://h/api/fix-memory?x=1", ("http", "h", 80, "/api/fix-memory?x=1")),
+        ("HTTPS://u:p@fixmem.example.org/base/", ("https", "fixmem.example.org", 443, "/base/")),
+        ("http://[::1]:9/x", ("http", "::1", 9, "/x")),
+    ],
+)
+def test_split_url(url: str, expected: tuple[str, str, int, str]) -> None:
+    assert split_url(url) == expected
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8000", "http://", "http://h:port/", "file:///etc/passwd"])
+def test_split_url_refuses_what_is_not_an_http_url(url: str) -> None:
+    with pytest.raises(ValueError):
+        split_url(url)

@@ -48,7 +48,9 @@ def test_commands_write_diff_and_remove(tmp_path: Path, capsys: pytest.CaptureFi
     assert "+" in capsys.readouterr().out and json.loads(settings.read_text()) == THEIRS  # dry run: unchanged
     assert main(["install", "claude-code", *project]) == 0
     installed = json.loads(settings.read_text())
-    assert sum(is_ours(h) for groups in installed["hooks"].values() for g in groups for h in g["hooks"]) == 5
+    assert sum(
+        is_ours(h) for groups in installed["hooks"].values() for g in groups for h in g["hooks"]
+    ) == len(EVENTS)
     capsys.readouterr()
     assert main(["install", "claude-code", *project]) == 0
     assert "nothing to change" in capsys.readouterr().out
