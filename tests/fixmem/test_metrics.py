@@ -72,6 +72,9 @@ def _snapshot(entries: dict[str, int], *, last: float | None = None) -> FleetSna
         event_to_entry=Histogram(((0.5, 2), (1.0, 3)), 1.7, 3),
         batch_duration=_empty_hist(BATCH_DURATION_BUCKETS),
         last_entry_ts=last,
+        verdicts={"ci|fixed|applied": 2, "ci|partial|held": 1},
+        overturns={"ci|partial|fixed": 1},
+        agents={"aider|gpt-4o|fixed": 1},
     )
     status = PipelineStatus(
         streams=[
