@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import orjson
 import redis
 
 from ingest import keys
@@ -215,3 +216,22 @@ def test_a_verdict_by_entry_id_and_for_another_owner(redis_client: redis.Redis, 
     assert _entry(ctx).outcome == "partial"
     _run(ctx, verdict(entry_id=eid, outcome="fixed", source="review"))
     assert _entry(ctx).outcome_source == "verdict:review"
+
+
+def test_an_aider_log_whose_later_run_passed_records_a_fixed_entry(
+    redis_client: redis.Redis, data_dir: Path
+) -> None:
+    """The [fix-content] finding, end to end: the passing ``/run pytest`` after the agent's change used to
+    be dropped (no file touched) and the change stayed at the agent's own label."""
+    from ingest.importers import import_file  # noqa: PLC0415
+
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "agent-logs" / "aider" / "add-test.md"
+    events = import_file(log, owner=OWNER, project=PROJECT).events
+    ctx = _context(redis_client, data_dir)
+    _run(ctx, *(orjson.loads(e.to_wire()) for e in events))
+    [judged] = [e for e in ctx.store.read(OWNER, PROJECT).entries if e.outcome_source]
+    assert (judged.outcome, judged.outcome_source) == ("fixed", "verdict:ci")
+    assert (
+        judged.agent_outcome == "partial"
+    )  # what the agent's own runs said: its test failed before the edit
+    assert judged.verdict is not None and "1 passed" in judged.verdict["detail"]
