@@ -204,6 +204,14 @@ def fleet_families(snapshot: FleetSnapshot) -> list[Metric]:
         GaugeMetricFamily("fixmem_dead_letters_stored", "Dead letters kept.", status.dead_letters)
     )
     families.append(GaugeMetricFamily("fixmem_workers", "Live RQ workers.", status.workers))
+    families.append(
+        GaugeMetricFamily(
+            "fixmem_verdicts_held",
+            "Entries with verdicts waiting for them (published before their turn, for at most "
+            "FIXMEM_VERDICT_HOLD_SECONDS).",
+            c.verdicts_held,
+        )
+    )
     return families
 
 

@@ -226,6 +226,7 @@ class FleetCounters:
     verdicts: Mapping[str, int] = field(default_factory=dict)  # ``source|outcome|result``
     overturns: Mapping[str, int] = field(default_factory=dict)  # ``source|agent|verdict``
     agents: Mapping[str, int] = field(default_factory=dict)  # ``harness|model|outcome``
+    verdicts_held: int = 0  # entries with verdicts waiting for them (a gauge)
 
 
 def _ints(raw: Mapping[bytes, bytes], labels: Iterable[str] = ()) -> dict[str, int]:
@@ -252,7 +253,9 @@ def read_counters(client: redis.Redis) -> FleetCounters:
     with client.pipeline(transaction=True) as pipe:
         for key in keys.ALL_METRICS:
             pipe.hgetall(key)
-        raw = dict(zip(keys.ALL_METRICS, pipe.execute(), strict=True))
+        pipe.hlen(keys.VERDICTS_HELD)
+        *replies, held = pipe.execute()
+        raw = dict(zip(keys.ALL_METRICS, replies, strict=True))
     last = raw[keys.METRICS_GAUGES].get(LAST_ENTRY_FIELD.encode())
     return FleetCounters(
         events=_ints(raw[keys.METRICS_EVENTS], EVENT_RESULTS),
@@ -266,6 +269,7 @@ def read_counters(client: redis.Redis) -> FleetCounters:
         verdicts=_ints(raw[keys.METRICS_VERDICTS]),
         overturns=_ints(raw[keys.METRICS_OVERTURNS]),
         agents=_ints(raw[keys.METRICS_AGENTS]),
+        verdicts_held=int(held),
     )
 
 

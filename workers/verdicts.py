@@ -241,8 +241,3 @@ def record(
     pipe.eval(
         _EXPIRE, 3, keys.VERDICTS_DUE, keys.VERDICTS_HELD, keys.METRICS_VERDICTS, repr(now), EXPIRE_PER_BATCH
     )
-
-
-def held_count(client: redis.Redis) -> int:
-    """Entries with verdicts waiting for them."""
-    return int(client.hlen(keys.VERDICTS_HELD))

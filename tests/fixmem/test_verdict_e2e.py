@@ -87,5 +87,8 @@ def test_fixmem_verdict_from_a_ci_job(
     entry = _only(settings)
     assert (entry.outcome, entry.outcome_source) == ("partial", "verdict:revert")
     assert entry.verdict is not None and entry.verdict["detail"] == "reverted in 4f2a9c1"
+    capsys.readouterr()
+    assert main(["status"]) == 0
+    assert "verdicts revert|partial|applied 1 (source|outcome|result)" in capsys.readouterr().out
     assert main(["verdict", "--outcome", "fixed", "--source", "ci"]) == 2  # no turn named
     assert main(["verdict", "--entry-id", "fix-nothex", "--outcome", "fixed", "--source", "ci"]) == 65

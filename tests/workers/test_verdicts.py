@@ -132,6 +132,7 @@ def test_a_verdict_before_its_turn_is_held_then_applied(redis_client: redis.Redi
     _run(ctx, verdict(t0, outcome="fixed", source="ci"))
     assert redis_client.hlen(keys.VERDICTS_HELD) == 1
     assert _verdicts(redis_client) == {"ci|fixed|held": 1}
+    assert read_counters(redis_client).verdicts_held == 1
     _run(ctx, t0)
     entry = _entry(ctx)
     assert (entry.outcome, entry.agent_outcome) == ("fixed", "partial")
