@@ -199,16 +199,14 @@ def settle(
     if not to_hold:
         return settled
     deadline = now + hold_seconds
+    full: list[Pending] = []
     for p in to_hold:
         held = client.eval(
             _HOLD, 2, keys.VERDICTS_HELD, keys.VERDICTS_DUE, p.verdict.entry_id, p.encode(), repr(deadline),
             MAX_HELD_PER_ENTRY,
         )  # fmt: skip
         if held == -1:
-            log.warning(
-                "verdict on %s dropped: %d already wait for it", p.verdict.entry_id, MAX_HELD_PER_ENTRY
-            )
-            settled.count(p, "dropped_full")
+            full.append(p)
     # A turn appended between the look above and the hold: its batch may have read the holds before ours.
     again = _apply(store, to_hold)
     for p, j in zip(to_hold, again, strict=True):
@@ -216,6 +214,11 @@ def settle(
             _count_final(settled, p, j)
         elif p in waiting:
             pass  # still missing (its entry was rotated out at once): it keeps waiting
+        elif p in full:
+            log.warning(
+                "verdict on %s dropped: %d wait for it already", p.verdict.entry_id, MAX_HELD_PER_ENTRY
+            )
+            settled.count(p, "dropped_full")
         else:
             settled.count(p, "held")
     return settled

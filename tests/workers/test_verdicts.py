@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 import redis
 
 from ingest import keys
@@ -236,3 +237,18 @@ def test_an_aider_log_whose_later_run_passed_records_a_fixed_entry(
         judged.agent_outcome == "partial"
     )  # what the agent's own runs said: its test failed before the edit
     assert judged.verdict is not None and "1 passed" in judged.verdict["detail"]
+
+
+def test_verdicts_past_the_per_entry_limit_are_counted_and_dropped(
+    redis_client: redis.Redis, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workers import verdicts  # noqa: PLC0415
+
+    monkeypatch.setattr(verdicts, "MAX_HELD_PER_ENTRY", 1)
+    ctx = _context(redis_client, data_dir)
+    t0 = turn(0, kind="partial")
+    _run(ctx, verdict(t0, source="ci"), verdict(t0, source="review", outcome="partial"))
+    _run(ctx, verdict(t0, source="ci"))  # the same one again: known, not full
+    assert _verdicts(redis_client) == {"ci|fixed|held": 2, "review|partial|dropped_full": 1}
+    _run(ctx, t0)
+    assert _entry(ctx).outcome_source == "verdict:ci"
