@@ -38,6 +38,11 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "publish_command",
         "Publish turn events from a JSONL FILE (or - for stdin), one event per line.",
     ),
+    "verdict": (
+        "fixmem.verdict_cli",
+        "verdict_command",
+        "Publish a verdict on a recorded turn: whether its fix held, by CI, a benchmark, a review, a revert.",
+    ),
     "schema": (
         "fixmem.schema_cli",
         "schema_command",

@@ -46,9 +46,10 @@ from redis.retry import Retry
 
 from fixmem.settings import Settings
 from ingest.batching import stream_id_seconds
+from ingest.schema import VERDICT_SOURCES
 from ingest.status import PipelineStatus, pipeline_status
 from store.entry import OUTCOMES
-from workers.counters import FleetCounters, read_counters
+from workers.counters import VERDICT_RESULTS, FleetCounters, read_counters
 from workers.counters import Histogram as StoredHistogram
 
 log = logging.getLogger("fixmem.metrics")
@@ -111,6 +112,25 @@ def _counter(name: str, doc: str, label: str, values: Mapping[str, int]) -> Coun
     return family
 
 
+def _split_counter(
+    name: str,
+    doc: str,
+    labels: Sequence[str],
+    values: Mapping[str, int],
+    allowed: Sequence[Sequence[str] | None],
+) -> CounterMetricFamily:
+    """A counter whose stored fields are ``a|b|c`` label values; a field with a value outside ``allowed``
+    (None: any, the writer bounds it) is left out, so no stray field makes an unbounded label."""
+    family = CounterMetricFamily(name, doc, labels=list(labels))
+    for field, n in sorted(values.items()):
+        parts = field.split("|")
+        if len(parts) == len(labels) and all(
+            a is None or p in a for p, a in zip(parts, allowed, strict=True)
+        ):
+            family.add_metric(parts, float(n))
+    return family
+
+
 def _histogram(name: str, doc: str, stored: StoredHistogram) -> HistogramMetricFamily:
     buckets: list[tuple[str, float]] = [(f"{bound:g}", float(n)) for bound, n in stored.buckets]
     buckets.append(("+Inf", float(stored.count)))
@@ -135,6 +155,20 @@ def fleet_families(snapshot: FleetSnapshot) -> list[Metric]:
         _counter("fixmem_pipeline_operations_total",
                  "Pipeline housekeeping (jobs enqueued/done, reclaims, trims, requeues), by operation.",
                  "operation", _operations(c.pipeline)),
+        _split_counter("fixmem_verdicts_total",
+                       "Verdicts (CI, benchmark, review, revert, merged) by source, outcome and what came of "
+                       "them (applied: it decides its entry's outcome).",
+                       ("source", "outcome", "result"), c.verdicts,
+                       (VERDICT_SOURCES, OUTCOMES, VERDICT_RESULTS)),
+        _split_counter("fixmem_verdict_overturns_total",
+                       "Applied verdicts whose outcome differs from the agent's own label, by source, the "
+                       "agent's label and the verdict's.",
+                       ("source", "agent_outcome", "verdict_outcome"), c.overturns,
+                       (VERDICT_SOURCES, OUTCOMES, OUTCOMES)),
+        _split_counter("fixmem_agent_entries_total",
+                       "Entries recorded by harness (with its agent_version), model and the agent's own "
+                       "outcome label; label values beyond FIXMEM_METRICS_LABEL_CAP are 'other'.",
+                       ("harness", "model", "outcome"), c.agents, (None, None, OUTCOMES)),
     ]  # fmt: skip
     ratio = GaugeMetricFamily(
         "fixmem_outcome_ratio",
@@ -170,6 +204,14 @@ def fleet_families(snapshot: FleetSnapshot) -> list[Metric]:
         GaugeMetricFamily("fixmem_dead_letters_stored", "Dead letters kept.", status.dead_letters)
     )
     families.append(GaugeMetricFamily("fixmem_workers", "Live RQ workers.", status.workers))
+    families.append(
+        GaugeMetricFamily(
+            "fixmem_verdicts_held",
+            "Entries with verdicts waiting for them (published before their turn, for at most "
+            "FIXMEM_VERDICT_HOLD_SECONDS).",
+            c.verdicts_held,
+        )
+    )
     return families
 
 

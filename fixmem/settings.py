@@ -110,6 +110,11 @@ class Settings(BaseModel):
     fix_memory_prompt_budget_tokens: int = Field(default=600, ge=50, le=20_000)
     fix_memory_auto_recall: bool = True
     rotation_cap: int = Field(default=500, ge=1)
+    # A verdict (CI, benchmark, review …) that arrives before its turn's entry waits this long, then is
+    # dropped (counted `expired`); also how long ids rotation dropped are remembered to drop their verdicts.
+    verdict_hold_seconds: float = Field(default=7 * 86400.0, gt=0)
+    # Metrics by agent: the first N harness (and model) names seen fleet-wide get a label; later ones: other
+    metrics_label_cap: int = Field(default=20, ge=1, le=1000)
     notes_ceiling: int = Field(default=40, ge=0)  # notes of .fixmem/memory.md that reach the prompt
 
     # HTTP API and metrics: `fixmem serve`, also started by `fixmem up`

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ingest.errors import DeadLetterReason, InvalidEvent
 from ingest.keys import EVENT_FIELD
-from ingest.schema import parse_event
+from ingest.schema import TurnEvent, parse_any
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +87,7 @@ def successor(stream_id: str) -> str:
 
 
 def classify(entry: StreamEntry, *, max_bytes: int) -> Accepted | Refused:
-    """Validate one stream entry's ``event`` field as a v1 turn event."""
+    """Validate one stream entry's ``event`` field as a v1 event (a turn or a verdict)."""
     raw = entry.fields.get(EVENT_FIELD)
     if raw is None:
         present = ", ".join(sorted(k.decode("utf-8", "replace") for k in entry.fields)) or "none"
@@ -98,10 +98,11 @@ def classify(entry: StreamEntry, *, max_bytes: int) -> Accepted | Refused:
             None,
         )
     try:
-        event = parse_event(raw, max_bytes=max_bytes)
+        event = parse_any(raw, max_bytes=max_bytes)
     except InvalidEvent as exc:
         return Refused(entry.stream_id, exc.reason, exc.message, raw)
-    return Accepted(entry.stream_id, event.owner, event.project_key, raw, event.workspace)
+    workspace = event.workspace if isinstance(event, TurnEvent) else ""
+    return Accepted(entry.stream_id, event.owner, event.project_key, raw, workspace)
 
 
 def classify_all(entries: Iterable[StreamEntry], *, max_bytes: int) -> tuple[list[Accepted], list[Refused]]:

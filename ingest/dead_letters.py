@@ -16,7 +16,7 @@ from redis.client import Pipeline
 from ingest import keys
 from ingest.connection import entry_rows
 from ingest.errors import DeadLetterReason, InvalidEvent
-from ingest.schema import DEFAULT_MAX_EVENT_BYTES, parse_event
+from ingest.schema import DEFAULT_MAX_EVENT_BYTES, parse_any
 
 PAGE = 500  # entries per round trip when walking the whole stream
 
@@ -166,7 +166,7 @@ def replay(
             continue
         if validate:
             try:
-                parse_event(letter.payload, max_bytes=max_bytes)
+                parse_any(letter.payload, max_bytes=max_bytes)
             except InvalidEvent as exc:
                 result.still_invalid[letter.id] = str(exc)
                 continue

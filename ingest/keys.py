@@ -19,12 +19,19 @@ Layout::
     fixmem:reaper:abandoned:<job id>  string   how many times a job's worker died under it
     fixmem:backfill:<run key>         hash     a backfill's checkpoint: file -> what it published (resume)
     fixmem:workspaces:<digest>        hash     one owner's workspace -> project key, as seen in events
+    fixmem:verdicts:held              hash     entry id -> verdicts waiting for their turn (JSON list)
+    fixmem:verdicts:due               zset     entry id -> when its held verdicts expire (unix seconds)
+    fixmem:verdicts:gone              zset     entry id -> when rotation dropped it (kept for the hold window)
     fixmem:metrics:events             hash     events by result (recorded, duplicate, skipped_*, dead_letter)
     fixmem:metrics:entries            hash     entries by outcome (fixed, partial, unverified)
     fixmem:metrics:rotation_dropped   hash     rotation drops by outcome
     fixmem:metrics:dead_letters       hash     dead letters by reason
     fixmem:metrics:pipeline           hash     jobs_enqueued, events_enqueued, reclaimed, trimmed_*, …
     fixmem:metrics:gauges             hash     last_entry_timestamp_seconds
+    fixmem:metrics:verdicts           hash     verdicts by ``source|outcome|result``
+    fixmem:metrics:overturns          hash     verdicts that changed the agent's label, source|agent|verdict
+    fixmem:metrics:agents             hash     entries by ``harness|model|outcome`` (agent's label)
+    fixmem:metrics:labels:<name>      set      the harness / model label values admitted (bounded; else other)
     fixmem:metrics:hist:<name>        hash     histogram: per-bucket counts ``in=<bound>``, ``sum``, ``count``
 """
 
@@ -58,6 +65,11 @@ BATCH_IDS_FIELD: Final = b"ids"
 COUNT_INFLIGHT: Final = f"{PREFIX}:count:inflight"
 COUNT_OWNER: Final = f"{PREFIX}:count:owner"
 
+# Verdicts (workers.verdicts): held until their turn's entry exists; ids rotation dropped, for the window.
+VERDICTS_HELD: Final = f"{PREFIX}:verdicts:held"
+VERDICTS_DUE: Final = f"{PREFIX}:verdicts:due"
+VERDICTS_GONE: Final = f"{PREFIX}:verdicts:gone"
+
 # Fleet counters (hashes; see the module docstring).
 METRICS_EVENTS: Final = f"{PREFIX}:metrics:events"
 METRICS_ENTRIES: Final = f"{PREFIX}:metrics:entries"
@@ -65,6 +77,11 @@ METRICS_ROTATION_DROPPED: Final = f"{PREFIX}:metrics:rotation_dropped"
 METRICS_DEAD_LETTERS: Final = f"{PREFIX}:metrics:dead_letters"
 METRICS_PIPELINE: Final = f"{PREFIX}:metrics:pipeline"
 METRICS_GAUGES: Final = f"{PREFIX}:metrics:gauges"
+METRICS_VERDICTS: Final = f"{PREFIX}:metrics:verdicts"
+METRICS_OVERTURNS: Final = f"{PREFIX}:metrics:overturns"
+METRICS_AGENTS: Final = f"{PREFIX}:metrics:agents"
+LABELS_HARNESS: Final = f"{PREFIX}:metrics:labels:harness"
+LABELS_MODEL: Final = f"{PREFIX}:metrics:labels:model"
 HIST_EVENT_TO_ENTRY: Final = f"{PREFIX}:metrics:hist:event_to_entry_seconds"
 HIST_BATCH_DURATION: Final = f"{PREFIX}:metrics:hist:batch_duration_seconds"
 
@@ -75,6 +92,9 @@ ALL_METRICS: Final = (
     METRICS_DEAD_LETTERS,
     METRICS_PIPELINE,
     METRICS_GAUGES,
+    METRICS_VERDICTS,
+    METRICS_OVERTURNS,
+    METRICS_AGENTS,
     HIST_EVENT_TO_ENTRY,
     HIST_BATCH_DURATION,
 )

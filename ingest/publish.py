@@ -29,10 +29,19 @@ from ingest.connection import connect as _connect
 from ingest.errors import DeadLetterReason, InvalidEvent, PublishError
 from ingest.fit import WIRE_HEADROOM_BYTES, fit_body
 from ingest.project_key import project_key_for
-from ingest.schema import DEFAULT_MAX_EVENT_BYTES, TurnEvent, parse_event, validate_event
+from ingest.schema import (
+    DEFAULT_MAX_EVENT_BYTES,
+    KIND_VERDICT,
+    WIRE_VERSION,
+    TurnEvent,
+    VerdictEvent,
+    parse_any,
+    validate_any,
+    validate_event,
+)
 from ingest.spool import Spool
 
-EventLike = TurnEvent | Mapping[str, Any] | bytes | str
+EventLike = TurnEvent | VerdictEvent | Mapping[str, Any] | bytes | str
 
 __all__ = [
     "CHUNK",
@@ -44,6 +53,7 @@ __all__ = [
     "encode_event",
     "publish_many",
     "publish_turn",
+    "publish_verdict",
     "snapshot",
     "with_changed_files",
 ]
@@ -104,15 +114,21 @@ def encode_event(event: EventLike, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) 
     if isinstance(event, bytes | str):
         data = event.encode("utf-8", "surrogatepass") if isinstance(event, str) else event
         if len(data) <= max_bytes:
-            parse_event(data, max_bytes=max_bytes)
+            parse_any(data, max_bytes=max_bytes)
             return data
         try:
             decoded = orjson.loads(data)
         except orjson.JSONDecodeError:
             decoded = None
-        if not isinstance(decoded, dict):
-            parse_event(data, max_bytes=max_bytes)  # raises the too_large refusal with its message
+        if not isinstance(decoded, dict) or decoded.get("kind") == KIND_VERDICT:
+            parse_any(data, max_bytes=max_bytes)  # raises the too_large refusal with its message
         return _fitted(validate_event(decoded), max_bytes)
+    if isinstance(event, VerdictEvent) or (isinstance(event, Mapping) and event.get("kind") == KIND_VERDICT):
+        verdict = event if isinstance(event, VerdictEvent) else validate_any(dict(event))
+        wire = verdict.to_wire()
+        if len(wire) > max_bytes:
+            parse_any(wire, max_bytes=max_bytes)  # raises the too_large refusal with its message
+        return wire
     if isinstance(event, TurnEvent):
         model = event
     else:
@@ -206,6 +222,44 @@ def publish_many(
             spool.put(stream, chunk)
             ids.extend("" for _ in chunk)
     return ids
+
+
+def publish_verdict(
+    client: redis.Redis,
+    *,
+    owner: str,
+    project_key: str,
+    outcome: str,
+    source: str,
+    event_id: str = "",
+    entry_id: str = "",
+    detail: str = "",
+    ts: float | None = None,
+    stream: str = keys.DEFAULT_STREAM,
+    retry_seconds: float | None = None,
+) -> str:
+    """Publish a verdict on a recorded turn (named by its ``event_id`` or its entry's ``entry_id``); returns
+    its stream id.
+
+    ``outcome``: ``fixed`` (the fix held), ``partial`` (it did not) or ``unverified``; ``source``: ``ci``,
+    ``benchmark``, ``review``, ``revert`` or ``merged`` (precedence revert > review > ci > benchmark >
+    merged > the agent's own tests). ``ts``: when the verdict was reached, unix seconds (default: now);
+    within a source the latest wins. Publishing it again is harmless (the worker applies it once).
+    Raises InvalidEvent when a field is refused, PublishError as ``publish_many``.
+    """
+    body = {
+        "v": WIRE_VERSION,
+        "kind": KIND_VERDICT,
+        "event_id": event_id,
+        "entry_id": entry_id,
+        "ts": time.time() if ts is None else ts,
+        "owner": owner,
+        "project_key": project_key,
+        "outcome": outcome,
+        "source": source,
+        "detail": detail,
+    }
+    return publish_many(client, [body], stream=stream, retry_seconds=retry_seconds)[0]
 
 
 class _RedisDown(PublishError):

@@ -6,6 +6,10 @@ Pure: values in, values out. ``parse_event`` turns raw stream bytes into a ``Tur
 Two tool-event shapes are accepted: the v1 shape ``{tool, input, output, exit_code, ok, ts, diff}`` and the
 legacy shape of the harness that first documented this API, ``{tool, command, output, diff}``, where
 ``command`` holds the arguments as a JSON string (or raw text). Both validate to the same ``ToolEvent``.
+
+A second kind of v1 event, ``{"kind": "verdict", …}`` (``VerdictEvent``), is a later word on a recorded turn
+(CI, a benchmark, a review, a revert, a merge); a turn event has no ``kind`` (or ``"turn"``). ``parse_any``
+reads either; ``parse_event`` reads turns only.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -76,6 +80,26 @@ def _as_arguments(value: Any) -> dict[str, Any]:
     return {"value": value}
 
 
+def _check_owner(value: str) -> str:
+    if not value.strip():
+        raise ValueError("owner must be non-empty")
+    if value in {".", ".."} or "/" in value or "\\" in value:
+        raise ValueError("owner must not be '.', '..' or contain a path separator")
+    return _reject_control(value, "owner")
+
+
+def _check_project_key(value: str) -> str:
+    if not value.strip():
+        raise ValueError("project_key must be non-empty")
+    return _reject_control(value, "project_key")
+
+
+def _check_ts(value: float) -> float:
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError("ts must be a positive, finite number of unix seconds")
+    return value
+
+
 class ToolEvent(BaseModel):
     """One tool call of the turn and what it returned."""
 
@@ -132,6 +156,29 @@ class TestsMeta(BaseModel):
     summary: str = Field(default="", description="Its summary line (`14 passed`).")
 
 
+# Verdict sources, highest precedence first (``store.verdicts.PRECEDENCE`` adds ``agent-tests`` below them).
+VERDICT_SOURCES = ("revert", "review", "ci", "benchmark", "merged")
+VerdictSource = Literal["revert", "review", "ci", "benchmark", "merged"]
+VerdictOutcome = Literal["fixed", "partial", "unverified"]
+MAX_VERDICT_DETAIL_CHARS = 2000
+KIND_TURN = "turn"
+KIND_VERDICT = "verdict"
+
+
+class TurnVerdict(BaseModel):
+    """A verdict the harness holds when it publishes the turn (a benchmark report, a later test run)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    source: VerdictSource = Field(description="Who judged: revert, review, ci, benchmark or merged.")
+    outcome: VerdictOutcome = Field(
+        description="`fixed`: the fix held (tests passed, resolved); `partial`: it did not; `unverified`: "
+        "the judge could not tell."
+    )
+    detail: str = Field(default="", max_length=MAX_VERDICT_DETAIL_CHARS, description="What it saw, one line.")
+    ts: float | None = Field(default=None, description="When, unix seconds (default: the turn's ts).")
+
+
 class HarnessMeta(BaseModel):
     """What the harness knows about the turn. All optional."""
 
@@ -160,9 +207,44 @@ class HarnessMeta(BaseModel):
         description="Files the turn changed, measured by the harness (working tree at turn start vs end); "
         "taken as the truth when present.",
     )
+    verdict: TurnVerdict | None = Field(
+        default=None,
+        description="A verdict on this turn the harness already holds (a benchmark report's `resolved`); "
+        "applied like a `verdict` event, never part of the turn's derived id.",
+    )
 
 
-class TurnEvent(BaseModel):
+class _Addressed(BaseModel):
+    """The checks every v1 event shares: its version, time, owner and project key (fields of the subclass)."""
+
+    @field_validator("v", check_fields=False)
+    @classmethod
+    def _version(cls, value: int) -> int:
+        if value != WIRE_VERSION:
+            raise ValueError(f"unsupported event version {value}: this build reads v{WIRE_VERSION}")
+        return value
+
+    @field_validator("ts", check_fields=False)
+    @classmethod
+    def _timestamp(cls, value: float) -> float:
+        return _check_ts(value)
+
+    @field_validator("owner", check_fields=False)
+    @classmethod
+    def _owner(cls, value: str) -> str:
+        return _check_owner(value)
+
+    @field_validator("project_key", check_fields=False)
+    @classmethod
+    def _project_key(cls, value: str) -> str:
+        return _check_project_key(value)
+
+    def to_wire(self) -> bytes:
+        """The event as the JSON bytes a publisher puts in the stream's ``event`` field."""
+        return _dumps(self.model_dump(mode="json", exclude_defaults=False))
+
+
+class TurnEvent(_Addressed):
     """A finished agent turn: the user request, the tool calls and their outputs, and harness metadata."""
 
     model_config = ConfigDict(extra="ignore")
@@ -199,36 +281,6 @@ class TurnEvent(BaseModel):
         description="The agent's texts of the turn, in order (the last one feeds the entry's solution).",
     )
 
-    @field_validator("v")
-    @classmethod
-    def _version(cls, value: int) -> int:
-        if value != WIRE_VERSION:
-            raise ValueError(f"unsupported event version {value}: this build reads v{WIRE_VERSION}")
-        return value
-
-    @field_validator("ts")
-    @classmethod
-    def _timestamp(cls, value: float) -> float:
-        if not math.isfinite(value) or value <= 0:
-            raise ValueError("ts must be a positive, finite number of unix seconds")
-        return value
-
-    @field_validator("owner")
-    @classmethod
-    def _owner(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("owner must be non-empty")
-        if value in {".", ".."} or "/" in value or "\\" in value:
-            raise ValueError("owner must not be '.', '..' or contain a path separator")
-        return _reject_control(value, "owner")
-
-    @field_validator("project_key")
-    @classmethod
-    def _project_key(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("project_key must be non-empty")
-        return _reject_control(value, "project_key")
-
     @field_validator("workspace", "event_id")
     @classmethod
     def _no_control(cls, value: str) -> str:
@@ -240,14 +292,54 @@ class TurnEvent(BaseModel):
             self.event_id = derive_event_id(self)
         return self
 
-    def to_wire(self) -> bytes:
-        """The event as the JSON bytes a harness puts in the stream's ``event`` field."""
-        return _dumps(self.model_dump(mode="json", exclude_defaults=False))
 
+class VerdictEvent(_Addressed):
+    """A later verdict on a recorded turn, published to the same stream by a CI job, a benchmark harness or a
+    person: the turn's ``event_id`` (or its entry's ``entry_id``), whether the fix held, and who says so."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    v: int = Field(strict=True, description="The wire version: 1.", json_schema_extra={"const": WIRE_VERSION})
+    kind: Literal["verdict"] = Field(description="`verdict` (a turn event has no kind, or `turn`).")
+    event_id: str = Field(
+        default="", max_length=512, description="The judged turn's event_id (give it or entry_id)."
+    )
+    entry_id: str = Field(
+        default="",
+        pattern=r"^(fix-[0-9a-f]{16})?$",
+        description="The judged turn's entry id (`fix-` + 16 hex), as `fixmem recall --json` shows it.",
+    )
+    ts: float = Field(description="When the verdict was reached, unix seconds (the latest of a source wins).")
+    owner: str = Field(max_length=MAX_OWNER_CHARS, description="The turn's owner.")
+    project_key: str = Field(max_length=MAX_PROJECT_KEY_CHARS, description="The turn's project key.")
+    outcome: VerdictOutcome = Field(
+        description="`fixed`: the fix held (tests passed, resolved); `partial`: it did not; `unverified`: "
+        "the judge could not tell."
+    )
+    source: VerdictSource = Field(
+        description="Who judged; precedence revert > review > ci > benchmark > merged > the agent's tests."
+    )
+    detail: str = Field(default="", max_length=MAX_VERDICT_DETAIL_CHARS, description="What it saw, one line.")
+
+    @field_validator("event_id", "detail")
+    @classmethod
+    def _no_control(cls, value: str) -> str:
+        return _reject_control(value, "this field")
+
+    @model_validator(mode="after")
+    def _target(self) -> VerdictEvent:
+        if not self.event_id and not self.entry_id:
+            raise ValueError("a verdict names its turn: give event_id or entry_id")
+        return self
+
+
+Event = TurnEvent | VerdictEvent
 
 # Fields added to v1 after ids were first derived from it: left out of the hash while unset, so an event
 # that does not use them keeps the id every earlier version gave it (a retried turn stays one entry).
 _LATER_FIELDS: dict[str, tuple[str, ...]] = {"harness_meta": ("changed_files",)}
+# Fields that are never part of the turn's identity: a verdict is a later word on the turn, not the turn.
+_NOT_IDENTITY: dict[str, tuple[str, ...]] = {"harness_meta": ("verdict",)}
 
 
 def derive_event_id(event: TurnEvent) -> str:
@@ -257,6 +349,9 @@ def derive_event_id(event: TurnEvent) -> str:
         for name in names:
             if data[parent].get(name) is None:
                 data[parent].pop(name, None)
+    for parent, names in _NOT_IDENTITY.items():
+        for name in names:
+            data[parent].pop(name, None)
     return "ev-" + hashlib.sha256(_dumps(data, sort_keys=True)).hexdigest()[:32]
 
 
@@ -269,30 +364,50 @@ def _summarize(exc: ValidationError, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def parse_event(raw: bytes | str, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> TurnEvent:
-    """Decode and validate one wire event.
-
-    Raises InvalidEvent with reason too_large, invalid_utf8, invalid_json, not_an_object,
-    unsupported_version or invalid_fields, and a message a person can act on.
-    """
+def _decode(raw: bytes | str, max_bytes: int) -> Any:
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     if len(data) > max_bytes:
         raise InvalidEvent(
             DeadLetterReason.TOO_LARGE, f"event is {len(data)} bytes, over the limit of {max_bytes}"
         )
     try:
-        obj = orjson.loads(data)  # orjson checks UTF-8 itself; classify only when it refuses
+        return orjson.loads(data)  # orjson checks UTF-8 itself; classify only when it refuses
     except orjson.JSONDecodeError as exc:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as bad:
             raise InvalidEvent(DeadLetterReason.INVALID_UTF8, f"not valid UTF-8 at byte {bad.start}") from exc
         raise InvalidEvent(DeadLetterReason.INVALID_JSON, f"not valid JSON: {exc}") from exc
-    return validate_event(obj)
+
+
+def parse_event(raw: bytes | str, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> TurnEvent:
+    """Decode and validate one wire turn event.
+
+    Raises InvalidEvent with reason too_large, invalid_utf8, invalid_json, not_an_object,
+    unsupported_version or invalid_fields (also for a verdict: read those with ``parse_any``), and a
+    message a person can act on.
+    """
+    return validate_event(_decode(raw, max_bytes))
+
+
+def parse_any(raw: bytes | str, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> Event:
+    """Decode and validate one wire event of either kind (turn or verdict); raises InvalidEvent."""
+    return validate_any(_decode(raw, max_bytes))
 
 
 def validate_event(obj: Any) -> TurnEvent:
     """Validate an already-decoded JSON value as a v1 turn event; raises InvalidEvent."""
+    event = validate_any(obj)
+    if not isinstance(event, TurnEvent):
+        raise InvalidEvent(
+            DeadLetterReason.INVALID_FIELDS, "kind: a verdict event where a turn event was expected"
+        )
+    return event
+
+
+def validate_any(obj: Any) -> Event:
+    """Validate an already-decoded JSON value as a v1 event: a turn, or a verdict (``kind``); raises
+    InvalidEvent."""
     if not isinstance(obj, dict):
         raise InvalidEvent(
             DeadLetterReason.NOT_AN_OBJECT, f"event must be a JSON object, got {type(obj).__name__}"
@@ -303,8 +418,14 @@ def validate_event(obj: Any) -> TurnEvent:
             DeadLetterReason.UNSUPPORTED_VERSION,
             f"unsupported event version {version!r}: this build reads v{WIRE_VERSION}",
         )
+    kind = obj.get("kind", KIND_TURN)
+    if kind not in (KIND_TURN, KIND_VERDICT):
+        raise InvalidEvent(
+            DeadLetterReason.INVALID_FIELDS, f"kind: unknown event kind {kind!r} (turn or verdict)"[:600]
+        )
+    model: type[TurnEvent] | type[VerdictEvent] = VerdictEvent if kind == KIND_VERDICT else TurnEvent
     try:
-        return TurnEvent.model_validate(obj)
+        return model.model_validate(obj)
     except ValidationError as exc:
         raise InvalidEvent(DeadLetterReason.INVALID_FIELDS, _summarize(exc)) from exc
     except (TypeError, OverflowError, RecursionError) as exc:  # values no JSON round trip can carry

@@ -1,5 +1,5 @@
-"""The v1 turn event documented: its JSON Schema and a markdown table of its fields, both from the
-``TurnEvent`` model (``ingest.schema``), so the documentation cannot drift from what is validated.
+"""The v1 events documented: their JSON Schemas and markdown tables of their fields, from the ``TurnEvent``
+and ``VerdictEvent`` models (``ingest.schema``), so the documentation cannot drift from what is validated.
 
 The schema describes the canonical v1 shape. The model also accepts, and normalizes, a few looser forms
 that the schema does not list: the legacy tool shape ``{tool, command, output, diff}``, ``input`` as a
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ingest.schema import DEFAULT_MAX_EVENT_BYTES, WIRE_VERSION, TurnEvent
+from ingest.schema import DEFAULT_MAX_EVENT_BYTES, WIRE_VERSION, TurnEvent, VerdictEvent
 
 SCHEMA_ID = "turn-event.json"
+VERDICT_SCHEMA_ID = "verdict-event.json"
 
 
 def turn_event_json_schema() -> dict[str, Any]:
@@ -26,6 +27,20 @@ def turn_event_json_schema() -> dict[str, Any]:
         "title": f"fixmem turn event v{WIRE_VERSION}",
         "description": "A finished agent turn, published as the `event` field of an entry of fixmem:turns "
         f"stream (at most {DEFAULT_MAX_EVENT_BYTES} bytes by default: FIXMEM_MAX_EVENT_BYTES).",
+    }
+
+
+def verdict_event_json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a v1 verdict event."""
+    schema = VerdictEvent.model_json_schema(mode="validation")
+    schema["anyOf"] = [{"required": ["event_id"]}, {"required": ["entry_id"]}]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": VERDICT_SCHEMA_ID,
+        **schema,
+        "title": f"fixmem verdict event v{WIRE_VERSION}",
+        "description": "A later verdict on a recorded turn (CI, a benchmark, a review, a revert, a merge), "
+        "published to the same stream as the turns (`kind`: `verdict`).",
     }
 
 
@@ -62,6 +77,14 @@ def _rows(prefix: str, model: dict[str, Any], defs: dict[str, Any]) -> list[str]
 
 def turn_event_markdown() -> str:
     """The fields of a v1 turn event as a markdown table (nested fields dotted, list items with ``[]``)."""
-    schema = turn_event_json_schema()
+    return _markdown(turn_event_json_schema())
+
+
+def verdict_event_markdown() -> str:
+    """The fields of a v1 verdict event as a markdown table."""
+    return _markdown(verdict_event_json_schema())
+
+
+def _markdown(schema: dict[str, Any]) -> str:
     defs = schema.get("$defs", {})
     return "\n".join(["| field | type | required | meaning |", "|---|---|---|---|", *_rows("", schema, defs)])

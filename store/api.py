@@ -23,7 +23,7 @@ from pathlib import Path
 
 import orjson
 
-from store.entry import ENTRY_ID_PATTERN, FixEntry, content_key
+from store.entry import ENTRY_ID_PATTERN, FixEntry, Outcome, content_key
 from store.errors import InvalidEntry, InvalidKey, StoreUnavailable, unavailable
 from store.history import RegressionRule, lineage
 from store.paths import ROOT_DIR_NAME, ProjectFiles, canonical_key, is_log_file, owner_dir, project_files
@@ -39,6 +39,7 @@ from store.recall.view import ProjectView, meaning_tokens
 from store.reconcile import reconcile
 from store.redact import might_hold_secret, redact, redact_obj
 from store.stats import Stats, compute_stats
+from store.verdicts import State, Verdict, agent_outcome, judge, state_of
 
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
 _NO_FLOCK = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL})  # flock unsupported
@@ -70,6 +71,17 @@ class AppendResult:
 
 
 @dataclass(frozen=True)
+class Judged:
+    """What ``apply_verdicts`` made of one verdict: ``state`` (``applied``: it is the verdict in effect;
+    ``superseded``: one that ranks above it is; ``missing``: no such entry in the log; ``forgotten``: the
+    entry was deleted by ``forget``) and the entry's own agent label (None when there is no entry)."""
+
+    verdict: Verdict
+    state: State
+    agent_outcome: Outcome | None = None
+
+
+@dataclass(frozen=True)
 class ReadResult:
     """A project's valid entries (log order), its malformed lines, and whether a write seemed underway."""
 
@@ -84,6 +96,10 @@ def _redacted(entry: FixEntry) -> FixEntry:
     if not might_hold_secret(orjson.dumps(data).decode()):  # one scan instead of one per field
         return entry
     return FixEntry.model_validate(redact_obj(data))
+
+
+def _redacted_verdict(verdict: Verdict) -> Verdict:
+    return Verdict(verdict.entry_id, verdict.source, verdict.outcome, verdict.ts, redact(verdict.detail))
 
 
 @dataclass
@@ -407,6 +423,48 @@ class FixStore:
         self._remember(files.log, _Cached(snapshot, grown, known))
         fixlog.write_index(files.index, grown.index_bytes())
         return AppendResult(added, duplicates, dropped, quarantined, forgotten, same_content)
+
+    def apply_verdicts(self, owner: str, project_key: str, verdicts: Sequence[Verdict]) -> list[Judged]:
+        """Apply verdicts to a project's entries by precedence (``store.verdicts``), one per input, in order.
+
+        Idempotent: a verdict in effect, or one a higher verdict outranks, changes nothing. One atomic
+        rewrite under the lock when any line changes (details are redacted). Raises InvalidKey,
+        StoreUnavailable.
+        """
+        files = self._files(owner, project_key)
+        if not files.log.exists():
+            refused = read_forgotten(files.forgotten)
+            return [Judged(v, "forgotten" if v.entry_id in refused else "missing") for v in verdicts]
+        verdicts = [v if not might_hold_secret(v.detail) else _redacted_verdict(v) for v in verdicts]
+        with self._lock(owner, project_key, files):
+            current, _ = self._prepare(files)
+            entries = list(current.snapshot.entries)
+            rows = current.view.rows
+            changed: set[int] = set()
+            for verdict in verdicts:
+                row = rows.get(verdict.entry_id)
+                judged = None if row is None else judge(entries[row], verdict)
+                if row is not None and judged is not None:
+                    entries[row] = judged
+                    changed.add(row)
+            if changed:
+                raws = current.snapshot.raw
+                keep = [
+                    (e, fixlog.encode_entry(e) if i in changed else raws[i]) for i, e in enumerate(entries)
+                ]
+                snapshot, _ = fixlog.rewrite(
+                    files.log, files.quarantine, current.snapshot, keep, now=self._clock()
+                )
+                self._adopt(files, None, snapshot, False)
+            refused = read_forgotten(files.forgotten)
+        out = []
+        for verdict in verdicts:
+            row = rows.get(verdict.entry_id)
+            if row is None:
+                out.append(Judged(verdict, "forgotten" if verdict.entry_id in refused else "missing"))
+            else:
+                out.append(Judged(verdict, state_of(entries[row], verdict), agent_outcome(entries[row])))
+        return out
 
     def forget(self, owner: str, entry_id: str) -> bool:
         """Delete entry ``entry_id`` from whichever of ``owner``'s projects holds it; False if none does.

@@ -8,7 +8,7 @@ them). Field names and meanings are fixed; unknown fields found in existing line
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,6 +50,10 @@ class FixEntry(BaseModel):
     event_id: str | None = None  # identity of the source turn
     extractor: str | None = None  # version of the extraction rules
     supersedes: str | None = None  # id of the entry this one replaces in meaning
+    # Outcome provenance (``store.verdicts``): None in lines written before verdicts means agent-tests.
+    outcome_source: str | None = None  # "agent-tests" | "verdict:<source>": what decided ``outcome``
+    agent_outcome: Outcome | None = None  # the agent's own label, kept once a verdict decides ``outcome``
+    verdict: dict[str, Any] | None = None  # the verdict in effect: {source, outcome, ts, detail}
 
 
 # What a turn recorded: everything but the identities (``id``, ``event_id``), what the store adds on
@@ -81,6 +85,8 @@ def content_key(entry: FixEntry) -> bytes | None:
         entry.tests.model_dump() if f == "tests" and entry.tests else getattr(entry, f)
         for f in CONTENT_FIELDS
     ]
+    if entry.agent_outcome is not None:  # a verdict changed the outcome: the turn recorded the agent's
+        values[CONTENT_FIELDS.index("outcome")] = entry.agent_outcome
     return hashlib.sha256(orjson.dumps(values)).digest()[:16]
 
 

@@ -39,7 +39,36 @@ EVENT_RESULTS: Final = (
     "skipped_disabled",
     "skipped_no_owner",
     "dead_letter",
+    "verdict",  # a verdict event: what came of it is in ``BatchReport.verdicts``
 )
+VERDICT_RESULTS: Final = (
+    "applied",  # the verdict in effect on its entry (its outcome is the entry's)
+    "superseded",  # one of higher precedence, or later from the same source, is in effect
+    "held",  # its entry is not in the log yet: it waits (``verdict_hold_seconds``)
+    "expired",  # it waited too long: dropped
+    "dropped_forgotten",  # its entry was deleted (``fixmem forget``)
+    "dropped_rotated",  # rotation dropped its entry
+    "dropped_full",  # too many verdicts already wait for its entry
+)
+OTHER_LABEL: Final = "other"  # harness / model values beyond the admitted set
+UNKNOWN_LABEL: Final = "unknown"  # no harness / model in the event
+
+# KEYS: agents hash, harness set, model set; ARGV: cap, then (harness, model, outcome, n) fours. A label
+# value is admitted while its set has fewer than ``cap`` members, else counted as ``other``.
+_AGENTS_SCRIPT = """
+local cap = tonumber(ARGV[1])
+local function admit(set, v)
+  if v == 'other' or redis.call('SISMEMBER', set, v) == 1 then return v end
+  if redis.call('SCARD', set) < cap then redis.call('SADD', set, v) return v end
+  return 'other'
+end
+for i = 2, #ARGV, 4 do
+  local h = admit(KEYS[2], ARGV[i])
+  local m = admit(KEYS[3], ARGV[i + 1])
+  redis.call('HINCRBY', KEYS[1], h .. '|' .. m .. '|' .. ARGV[i + 2], tonumber(ARGV[i + 3]))
+end
+return 0
+"""
 DEAD_LETTER_REASONS: Final = tuple(r.value for r in DeadLetterReason)
 EVENT_TO_ENTRY_BUCKETS: Final = (
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0,
@@ -65,6 +94,9 @@ class BatchReport:
     duration_seconds: float = 0.0
     last_entry_ts: float | None = None  # unix seconds the last entry reached disk
     quarantined: int = 0  # malformed lines the store moved aside
+    verdicts: Mapping[str, int] = field(default_factory=dict)  # by ``source|outcome|result``
+    overturns: Mapping[str, int] = field(default_factory=dict)  # by ``source|agent outcome|verdict outcome``
+    agents: Mapping[str, int] = field(default_factory=dict)  # recorded entries by ``harness|model|outcome``
 
     def to_json(self) -> dict[str, Any]:
         """A JSON value (what the RQ job returns)."""
@@ -76,6 +108,9 @@ class BatchReport:
             "duration_seconds": self.duration_seconds,
             "last_entry_ts": self.last_entry_ts,
             "quarantined": self.quarantined,
+            "verdicts": dict(self.verdicts),
+            "overturns": dict(self.overturns),
+            "agents": dict(self.agents),
         }
 
     @classmethod
@@ -89,6 +124,9 @@ class BatchReport:
             duration_seconds=float(value["duration_seconds"]),
             last_entry_ts=value["last_entry_ts"],
             quarantined=int(value.get("quarantined", 0)),
+            verdicts=dict(value.get("verdicts", {})),
+            overturns=dict(value.get("overturns", {})),
+            agents=dict(value.get("agents", {})),
         )
 
 
@@ -127,6 +165,7 @@ def record(pipe: Pipeline, report: BatchReport) -> None:
     """Queue every counter of ``report`` on ``pipe`` (the caller executes it with its other writes).
 
     The ``dead_letter`` result is skipped: ``ingest.dead_letters.add`` counts it where it writes it.
+    The per-agent counts are ``record_agents``'s (they need the label cap).
     """
     for result, n in report.events.items():
         if n and result != "dead_letter":
@@ -137,6 +176,10 @@ def record(pipe: Pipeline, report: BatchReport) -> None:
     for outcome, n in report.rotation_dropped.items():
         if n:
             pipe.hincrby(keys.METRICS_ROTATION_DROPPED, outcome, n)
+    for key, counts in ((keys.METRICS_VERDICTS, report.verdicts), (keys.METRICS_OVERTURNS, report.overturns)):
+        for label, n in counts.items():
+            if n:
+                pipe.hincrby(key, label, n)
     if report.quarantined:
         pipe.hincrby(keys.METRICS_PIPELINE, "lines_quarantined", report.quarantined)
     _observe(pipe, keys.HIST_EVENT_TO_ENTRY, report.latencies, EVENT_TO_ENTRY_BUCKETS)
@@ -144,6 +187,19 @@ def record(pipe: Pipeline, report: BatchReport) -> None:
     pipe.hincrby(keys.METRICS_PIPELINE, "jobs_done", 1)
     if report.last_entry_ts is not None:
         pipe.eval(_MAX_SCRIPT, 1, keys.METRICS_GAUGES, LAST_ENTRY_FIELD, repr(report.last_entry_ts))
+
+
+def record_agents(pipe: Pipeline, agents: Mapping[str, int], *, label_cap: int) -> None:
+    """Queue the entries by ``harness|model|outcome`` on ``pipe``; beyond ``label_cap`` harness (and model)
+    values admitted fleet-wide, a new value counts as ``other`` (bounded label sets)."""
+    fours: list[str | int] = []
+    for label, n in sorted(agents.items()):
+        if n:
+            fours.extend([*label.split("|"), n])
+    if fours:
+        pipe.eval(
+            _AGENTS_SCRIPT, 3, keys.METRICS_AGENTS, keys.LABELS_HARNESS, keys.LABELS_MODEL, label_cap, *fours
+        )
 
 
 @dataclass(frozen=True)
@@ -167,6 +223,10 @@ class FleetCounters:
     event_to_entry: Histogram
     batch_duration: Histogram
     last_entry_ts: float | None
+    verdicts: Mapping[str, int] = field(default_factory=dict)  # ``source|outcome|result``
+    overturns: Mapping[str, int] = field(default_factory=dict)  # ``source|agent|verdict``
+    agents: Mapping[str, int] = field(default_factory=dict)  # ``harness|model|outcome``
+    verdicts_held: int = 0  # entries with verdicts waiting for them (a gauge)
 
 
 def _ints(raw: Mapping[bytes, bytes], labels: Iterable[str] = ()) -> dict[str, int]:
@@ -193,7 +253,9 @@ def read_counters(client: redis.Redis) -> FleetCounters:
     with client.pipeline(transaction=True) as pipe:
         for key in keys.ALL_METRICS:
             pipe.hgetall(key)
-        raw = dict(zip(keys.ALL_METRICS, pipe.execute(), strict=True))
+        pipe.hlen(keys.VERDICTS_HELD)
+        *replies, held = pipe.execute()
+        raw = dict(zip(keys.ALL_METRICS, replies, strict=True))
     last = raw[keys.METRICS_GAUGES].get(LAST_ENTRY_FIELD.encode())
     return FleetCounters(
         events=_ints(raw[keys.METRICS_EVENTS], EVENT_RESULTS),
@@ -204,4 +266,14 @@ def read_counters(client: redis.Redis) -> FleetCounters:
         event_to_entry=_histogram(raw[keys.HIST_EVENT_TO_ENTRY], EVENT_TO_ENTRY_BUCKETS),
         batch_duration=_histogram(raw[keys.HIST_BATCH_DURATION], BATCH_DURATION_BUCKETS),
         last_entry_ts=float(last) if last else None,
+        verdicts=_ints(raw[keys.METRICS_VERDICTS]),
+        overturns=_ints(raw[keys.METRICS_OVERTURNS]),
+        agents=_ints(raw[keys.METRICS_AGENTS]),
+        verdicts_held=int(held),
     )
+
+
+def agent_label(value: str | None) -> str:
+    """A harness or model name as a label value: ``unknown`` when absent, at most 64 characters, no ``|``."""
+    text = (value or "").strip().replace("|", "/")[:64]
+    return text or UNKNOWN_LABEL

@@ -49,9 +49,11 @@ from ingest import dead_letters, keys
 from ingest.batching import parse_stream_id, stream_id_seconds
 from ingest.connection import reply_text
 from ingest.errors import DeadLetterReason, InvalidEvent
-from ingest.schema import parse_event
-from store import AppendResult, FixEntry, FixStore, InvalidEntry
-from workers.counters import BatchReport, record
+from ingest.schema import HarnessMeta, TurnEvent, VerdictEvent, parse_any
+from store import AppendResult, FixEntry, FixStore, InvalidEntry, entry_id
+from store.verdicts import Verdict, agent_outcome
+from workers import verdicts
+from workers.counters import BatchReport, agent_label, record, record_agents
 from workers.errors import NotConfigured
 from workers.extraction import Limits, extract
 
@@ -71,6 +73,8 @@ class WorkerContext:
     dead_stream_max_len: int
     max_event_bytes: int
     fix_memory_enabled: bool  # False records every turn as skipped_disabled
+    verdict_hold_seconds: float  # a verdict waits this long for its turn's entry (workers.verdicts)
+    metrics_label_cap: int  # harness / model label values kept in metrics; the others count as "other"
     limits: Limits = field(default_factory=Limits)
     name: str = "worker"  # shown in dead letters this worker writes
     clock: Callable[[], float] = time.time
@@ -102,7 +106,11 @@ def process_batch(batch_id: str) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What one event becomes: an entry, a skip (result label) or a dead letter (reason + message)."""
+    """What one event becomes: an entry, a skip (result label) or a dead letter (reason + message).
+
+    ``verdicts``: a verdict event's verdict, or the one a turn carries (``harness_meta.verdict``).
+    ``agent``: ``harness|model`` labels of a turn (metrics).
+    """
 
     stream_id: str
     raw: bytes
@@ -112,6 +120,8 @@ class Decision:
     skip: str | None = None
     dead: DeadLetterReason | None = None
     error: str = ""
+    verdicts: tuple[Verdict, ...] = ()
+    agent: str = ""
 
 
 def decide(
@@ -121,9 +131,12 @@ def decide(
     decisions = []
     for stream_id, raw in items:
         try:
-            event = parse_event(raw, max_bytes=max_bytes)
+            event = parse_any(raw, max_bytes=max_bytes)
         except InvalidEvent as exc:
             decisions.append(Decision(stream_id, raw, dead=exc.reason, error=exc.message))
+            continue
+        if isinstance(event, VerdictEvent):
+            decisions.append(_verdict_decision(stream_id, raw, event, enabled=enabled))
             continue
         try:
             extracted = extract(event, enabled=enabled, limits=limits)
@@ -137,8 +150,41 @@ def decide(
             )  # fmt: skip
             continue
         skip = extracted.skip.value if extracted.skip is not None else None
-        decisions.append(Decision(stream_id, raw, event.owner, event.project_key, extracted.entry, skip))
+        entry = extracted.entry
+        decisions.append(
+            Decision(
+                stream_id, raw, event.owner, event.project_key, entry, skip,
+                verdicts=_carried(event, entry), agent=_agent(event.harness_meta),
+            )
+        )  # fmt: skip
     return decisions
+
+
+def _verdict_decision(stream_id: str, raw: bytes, event: VerdictEvent, *, enabled: bool) -> Decision:
+    """A verdict event's decision: its verdict on the entry it names (by entry id, else by event id)."""
+    if not enabled:
+        return Decision(stream_id, raw, event.owner, event.project_key, skip="skipped_disabled")
+    target = event.entry_id or entry_id(event.owner, event.project_key, event.event_id)
+    verdict = Verdict(target, event.source, event.outcome, event.ts, event.detail)
+    return Decision(stream_id, raw, event.owner, event.project_key, verdicts=(verdict,))
+
+
+def _carried(event: TurnEvent, entry: FixEntry | None) -> tuple[Verdict, ...]:
+    """The verdict a turn carries (``harness_meta.verdict``), on the turn's own entry."""
+    carried = event.harness_meta.verdict
+    if carried is None or entry is None:
+        return ()
+    ts = carried.ts if carried.ts is not None and carried.ts > 0 else event.ts
+    return (Verdict(entry.id, carried.source, carried.outcome, ts, carried.detail),)
+
+
+def _agent(meta: HarnessMeta) -> str:
+    """``harness|model`` label values of a turn: the harness (with its ``agent_version`` when given)."""
+    version = (meta.model_extra or {}).get("agent_version")
+    harness = (
+        f"{meta.harness}/{version}" if meta.harness and isinstance(version, str) and version else meta.harness
+    )
+    return f"{agent_label(harness)}|{agent_label(meta.model)}"
 
 
 def written_ids(results: Sequence[AppendResult], present: Collection[str]) -> set[str]:
@@ -162,13 +208,16 @@ def tally(
     present: Collection[str],
     on_disk: Mapping[str, FixEntry] | None = None,
     counted_elsewhere: Collection[str] = frozenset(),
+    settled: verdicts.Settled | None = None,
 ) -> BatchReport:
     """The BatchReport of a batch from its decisions and the store's answers (pure).
 
     An id of ``written_ids`` that ``counted_elsewhere`` (another batch claimed it) does not hold is
     ``recorded`` once, by the first event carrying it; every other event with an entry is ``duplicate``.
-    A recorded entry's outcome is the one the log holds: the added entry, else ``on_disk[id]`` (the log's
-    line, for ids an earlier attempt wrote), else the first event's entry (what the store wrote for it).
+    A recorded entry's outcome is the agent's label the log holds (``store.verdicts.agent_outcome``: a
+    verdict never changes it): the added entry, else ``on_disk[id]`` (the log's line, for ids an earlier
+    attempt wrote), else the first event's entry (what the store wrote for it). A verdict event counts as
+    ``verdict``; what came of the batch's verdicts is ``settled`` (``workers.verdicts``).
     Latency = ``written_at`` - publish time.
     """
     first: dict[str, FixEntry] = {}
@@ -179,20 +228,25 @@ def tally(
     recorded = written_ids(results, present).difference(counted_elsewhere)
     events: Counter[str] = Counter()
     entries: Counter[str] = Counter()
+    agents: Counter[str] = Counter()
     latencies: list[float] = []
     for d in decisions:
         if d.dead is not None:
             events["dead_letter"] += 1
         elif d.skip is not None:
             events[d.skip] += 1
+        elif d.entry is None and d.verdicts:
+            events["verdict"] += 1
         elif d.entry is not None and d.entry.id in recorded:
             recorded.discard(d.entry.id)
             events["recorded"] += 1
-            entries[lines[d.entry.id].outcome] += 1
+            outcome = agent_outcome(lines[d.entry.id])
+            entries[outcome] += 1
+            agents[f"{d.agent or 'unknown|unknown'}|{outcome}"] += 1
             latencies.append(max(0.0, written_at - stream_id_seconds(d.stream_id)))
         else:
             events["duplicate"] += 1
-    dropped: Counter[str] = Counter(e.outcome for r in results for e in r.dropped)
+    dropped: Counter[str] = Counter(agent_outcome(e) for r in results for e in r.dropped)
     return BatchReport(
         events=dict(events),
         entries=dict(entries),
@@ -201,6 +255,9 @@ def tally(
         duration_seconds=duration_seconds,
         last_entry_ts=written_at if latencies else None,
         quarantined=sum(r.quarantined for r in results),
+        verdicts=dict(settled.counts) if settled else {},
+        overturns=dict(settled.overturns) if settled else {},
+        agents=dict(agents),
     )
 
 
@@ -226,6 +283,8 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
     if present is None:
         return _finished_meanwhile(batch_id, started)
     decisions, results = _append(ctx, decisions)
+    settled = _settle(ctx, decisions)
+    rotated = sorted({e.id for r in results for e in r.dropped})
     earlier = written_ids(results, present).difference(e.id for r in results for e in r.added)
     on_disk = _lines(ctx, decisions, earlier) if earlier else {}
     for _ in range(_COMMIT_TRIES):
@@ -238,10 +297,14 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
             elsewhere = {i for i, owner in owners.items() if owner != batch_id}
             report = tally(
                 decisions, results, written_at=written_at, duration_seconds=time.perf_counter() - started,
-                present=present, on_disk=on_disk, counted_elsewhere=elsewhere,
+                present=present, on_disk=on_disk, counted_elsewhere=elsewhere, settled=settled,
             )  # fmt: skip
             pipe.multi()
             record(pipe, report)
+            record_agents(pipe, report.agents, label_cap=ctx.metrics_label_cap)
+            verdicts.record(
+                pipe, settled, rotated=rotated, now=written_at, hold_seconds=ctx.verdict_hold_seconds
+            )
             for d in decisions:
                 if d.dead is not None:
                     letter = _letter(ctx, d, origin, written_at)
@@ -384,6 +447,20 @@ def _append(ctx: WorkerContext, decisions: list[Decision]) -> tuple[list[Decisio
             for d in decisions
         ]  # fmt: skip
     return decisions, results
+
+
+def _settle(ctx: WorkerContext, decisions: Sequence[Decision]) -> verdicts.Settled:
+    """Apply the batch's verdicts and those held for its entries (``workers.verdicts.settle``)."""
+    incoming = [
+        verdicts.Pending(d.owner, d.project_key, v) for d in decisions if d.dead is None for v in d.verdicts
+    ]
+    entry_ids = {d.entry.id for d in decisions if d.entry is not None}
+    waiting = verdicts.held_for(ctx.client, entry_ids)
+    if not incoming and not waiting:
+        return verdicts.Settled()
+    return verdicts.settle(
+        ctx.client, ctx.store, incoming, waiting, now=ctx.clock(), hold_seconds=ctx.verdict_hold_seconds
+    )
 
 
 def _letter(ctx: WorkerContext, d: Decision, origin: str, now: float) -> dict[bytes, bytes]:

@@ -9,6 +9,7 @@ Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose 
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
 - ``GET /api/projects`` -> the owner's projects: fixes, outcome ratios, first and last activity
 - ``GET /schema/turn-event.json`` -> the JSON Schema of the v1 turn event (no token)
+- ``GET /schema/verdict-event.json`` -> the JSON Schema of the v1 verdict event (no token)
 - ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
   ``/metrics`` (Prometheus), ``/openapi.json``, ``/docs`` and ``/redoc`` (their assets from this server)
 
@@ -57,7 +58,7 @@ from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_GET_QUERY_C
 from fixmem.metrics import ApiMetrics
 from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
-from ingest.schema_doc import turn_event_json_schema
+from ingest.schema_doc import turn_event_json_schema, verdict_event_json_schema
 from ingest.workspaces import project_key_of
 from store import FixStore, InvalidKey, StoreError, StoreUnavailable, prompt_block
 from store.entry import ENTRY_ID_PATTERN
@@ -261,6 +262,12 @@ def forget(
 def turn_event_schema() -> dict[str, Any]:
     """The JSON Schema of the v1 turn event (what a harness publishes); no token needed."""
     return turn_event_json_schema()
+
+
+@router.get("/schema/verdict-event.json", tags=["ops"])
+def verdict_event_schema() -> dict[str, Any]:
+    """The JSON Schema of the v1 verdict event (what CI or a benchmark publishes); no token needed."""
+    return verdict_event_json_schema()
 
 
 @router.get("/healthz", tags=["ops"])

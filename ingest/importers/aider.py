@@ -9,8 +9,10 @@
   ``SearchReplaceNoExactMatch`` naming the path), else unset; an applied path with no block gets ``{path}``.
 - ``run`` ``{command, slash}`` for ``/run`` and ``/test`` requests, with the quoted output that follows.
 - other slash commands (``/add``, ``/drop``, ``/undo``, ``/git`` …) as tool ``/name`` ``{command: args}``.
-``harness_meta.commit`` is the last ``Commit <sha>`` of the turn. Times: the session start plus the turn's
-index in seconds (no per-message time is written); without a start line, the undated epoch.
+``harness_meta.commit`` is the last ``Commit <sha>`` of the turn. A later ``/run``/``/test`` request that
+edits nothing judges the last editing request (``harness_meta.verdict``, ``judge_by_later_runs``).
+Times: the session start plus the turn's index in seconds (no per-message time is written); without a
+start line, the undated epoch.
 Lacks: exit codes (pass/fail must be read from the test output), per-turn times, a working directory
 (the project is the ``project`` argument, else the directory the shell names).
 """
@@ -21,6 +23,7 @@ import re
 from typing import Any
 
 from ingest.importers._common import Origin, TurnDraft, build_events, parse_time
+from ingest.importers.verdicts import summary_line, summary_passed
 from ingest.schema import TurnEvent
 
 FORMAT = "aider"
@@ -81,7 +84,35 @@ def parse(
         meta={"harness": FORMAT},
     )
     drafts = [turn.draft() for turn in turns]
+    judge_by_later_runs(drafts)
     return build_events(origin, drafts) if drafts else []
+
+
+def judge_by_later_runs(drafts: list[TurnDraft]) -> None:
+    """Give the last editing request the verdict of a later ``/run``/``/test`` request that edits nothing.
+
+    Such a request is the user running the tests after the agent's change (a turn with no file of its own,
+    which extraction skips): its result is a ``ci`` verdict on the change, when the output's summary says
+    passed or failed (``importers.verdicts.summary_passed``). The last such run before the next edit wins.
+    """
+    last_edit: int | None = None
+    for i, draft in enumerate(drafts):
+        if any(t["tool"] == "edit" for t in draft.tool_events):
+            last_edit = i
+            continue
+        runs = [t for t in draft.tool_events if t["tool"] == "run"]
+        passed = summary_passed(runs[-1]["output"]) if runs else None
+        if last_edit is None or passed is None:
+            continue
+        command = f"{runs[-1]['input'].get('slash', '/run')} {runs[-1]['input'].get('command', '')}".strip()
+        verdict: dict[str, Any] = {
+            "source": "ci",
+            "outcome": "fixed" if passed else "partial",
+            "detail": f"later {command}: {summary_line(runs[-1]['output'])}"[:500],
+        }
+        if draft.ts is not None:
+            verdict["ts"] = draft.ts
+        drafts[last_edit].meta["verdict"] = verdict
 
 
 def _is_request(line: str) -> bool:

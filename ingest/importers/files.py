@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.importers import aider, claude_code, codex, events, mini_swe_agent, openhands, swe_agent
+from ingest.importers import aider, claude_code, codex, events, mini_swe_agent, openhands, swe_agent, verdicts
 from ingest.importers._common import PartialLog, UnreadableLog, clean_key, date_undated
 from ingest.importers.detect import detect_format
 from ingest.project_key import remote_key_for
@@ -108,10 +108,34 @@ def import_file(
     if fmt is None:
         return ImportedFile(path, None, [], f"{UNRECOGNIZED}: not one of {', '.join(FORMATS)}")
     imported = _parse(path, fmt, data, owner=owner, project=project)
+    if imported.events and fmt in _BENCHMARK_REPORTED:
+        imported = _judged(path, imported)
     if not imported.events or fmt == events.FORMAT:  # our own events carry their times and keys as given
         return imported
     dated = date_undated(imported.events, st.st_mtime)
     return dataclasses.replace(imported, events=dated if project else keyed_by_workspace(dated))
+
+
+_BENCHMARK_REPORTED = frozenset({mini_swe_agent.FORMAT, swe_agent.FORMAT})
+
+
+def _judged(path: Path, imported: ImportedFile) -> ImportedFile:
+    """``imported`` with the verdict of a SWE-bench ``report.json`` beside the trajectory, if it has one
+    for the run's instance (``ingest.importers.verdicts``); a missing or unreadable report changes nothing."""
+    report = path.parent / verdicts.REPORT_NAME
+    try:
+        if not report.is_file() or report.stat().st_size > verdicts.MAX_REPORT_BYTES:
+            return imported
+        data = report.read_bytes()
+    except OSError:
+        return imported
+    found = list(imported.events)
+    for session in dict.fromkeys(e.harness_meta.session_id or "" for e in imported.events):
+        resolved = verdicts.swebench_resolved(data, session)
+        if resolved is not None:
+            detail = f"SWE-bench report.json: {'resolved' if resolved else 'not resolved'}"
+            found = verdicts.with_verdict(found, session, verdicts.benchmark_verdict(resolved, detail))
+    return dataclasses.replace(imported, events=found)
 
 
 def keyed_by_workspace(found: Sequence[TurnEvent]) -> list[TurnEvent]:

@@ -8,7 +8,8 @@ Tool = the action name (``run``, ``edit``, ``read``, ``run_ipython`` …); ``inp
 bookkeeping (the ``file_editor(**{…})`` call of ``translated_ipython_code`` is unpacked when an edit's
 ``command`` is missing). ``exit_code`` -1 (command still running / timed out) is recorded as no exit code.
 An edit whose observation starts ``ERROR:`` (``No replacement was performed``) has ``ok`` false.
-An evaluation or resolver line is one turn; an event list is one turn per user message.
+An evaluation or resolver line is one turn; an event list is one turn per user message. An evaluation line's
+``test_result`` ``resolved`` (the benchmark's own tests) becomes the turn's verdict (``importers.verdicts``).
 Lacks: timestamps in resolver output; a project name in event lists (the workspace stands in).
 """
 
@@ -35,6 +36,7 @@ from ingest.importers._common import (
     repo_of_instance,
     str_or_empty,
 )
+from ingest.importers.verdicts import benchmark_verdict, openhands_resolved
 from ingest.schema import TurnEvent
 
 FORMAT = "openhands"
@@ -91,6 +93,10 @@ def _evaluation(record: dict[str, Any], *, source: str, owner: str, project: str
     error = str_or_empty(record.get("error"))
     if error:
         draft.meta["stop_reason"] = error
+    resolved = openhands_resolved(record)
+    if resolved is not None:
+        state = "resolved" if resolved else "not resolved"
+        draft.meta["verdict"] = benchmark_verdict(resolved, f"OpenHands test_result: {state}")
     llm = obj(obj(record.get("metadata")).get("llm_config"))
     origin = Origin(
         format=FORMAT,

@@ -161,7 +161,8 @@ def _dashboard() -> dict[str, Any]:
 def test_dashboard_has_the_panels_ops_need() -> None:
     titles = " | ".join(p["title"] for p in _dashboard()["panels"]).lower()
     for wanted in ("outcome ratios over time", "events per second by result", "stream lag", "dead letters",
-                   "latency quantiles"):  # fmt: skip
+                   "latency quantiles", "agent tests vs verdicts", "verdict overturn ratio",
+                   "outcome ratio by harness", "outcome ratio by model"):  # fmt: skip
         assert wanted in titles
 
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 import redis
 
-from ingest.schema_doc import turn_event_json_schema
+from ingest.schema_doc import turn_event_json_schema, verdict_event_json_schema
 from tests.fixmem.api_server import RunningApi, running_api
 
 _URL_ATTR = re.compile(r"""(?:src|href|url)\s*[=:]\s*['"]([^'"]+)['"]""")
@@ -40,3 +40,5 @@ def test_the_turn_event_schema_is_served_without_a_token(api: RunningApi) -> Non
     response = httpx.get(api.url + "/schema/turn-event.json", timeout=10)
     assert response.status_code == 200
     assert response.json() == turn_event_json_schema()
+    verdict = httpx.get(api.url + "/schema/verdict-event.json", timeout=10)
+    assert verdict.status_code == 200 and verdict.json() == verdict_event_json_schema()

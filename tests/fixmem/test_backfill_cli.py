@@ -38,7 +38,7 @@ from workers.counters import read_counters
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS_EVENTS = 23  # events the importers read from tests/fixtures/agent-logs (checked in the first test)
-CORPUS_FILES = 29
+CORPUS_FILES = 30  # with mini-swe-agent/report.json (not a log: walked, then skipped)
 
 
 @dataclass(frozen=True)
@@ -339,5 +339,12 @@ def test_a_backfill_over_data_of_the_earlier_id_rule_adds_nothing(env: Pipeline,
     pipe = report["pipeline"]
     assert pipe["new_entries"] == 0 and pipe["settled"], pipe
     assert pipe["no_entry"].get("already in the fix log under an earlier id") == 6  # Aider 4, OpenHands 2
-    assert env.entries("p") == entries
+    after = env.entries("p")
+    judged = {i for i, e in after.items() if e.outcome_source}  # the report.json beside mini-swe-agent logs
+    unjudged = ("outcome", "outcome_source", "agent_outcome", "verdict")
+    assert {i: e.model_dump(exclude=set(unjudged)) for i, e in after.items()} == {
+        i: e.model_dump(exclude=set(unjudged)) for i, e in entries.items()
+    }
+    assert judged and {after[i].outcome_source for i in judged} == {"verdict:benchmark"}
+    assert all(after[i].agent_outcome == entries[i].outcome for i in judged)
     assert read_counters(env.client()).events["recorded"] - before["recorded"] == 0

@@ -72,6 +72,9 @@ def _snapshot(entries: dict[str, int], *, last: float | None = None) -> FleetSna
         event_to_entry=Histogram(((0.5, 2), (1.0, 3)), 1.7, 3),
         batch_duration=_empty_hist(BATCH_DURATION_BUCKETS),
         last_entry_ts=last,
+        verdicts={"ci|fixed|applied": 2, "ci|partial|held": 1},
+        overturns={"ci|partial|fixed": 1},
+        agents={"aider|gpt-4o|fixed": 1},
     )
     status = PipelineStatus(
         streams=[
@@ -249,3 +252,56 @@ def test_a_scrape_during_a_big_backlog_loads_no_events_and_counts_the_lag(tmp_pa
         assert registry.get_sample_value("fixmem_stream_pending_entries", {"stream": "live"}) == 300
         assert grown < 1 << 20, f"the scrape raised Redis's peak memory by {grown} bytes"
         client.close()
+
+
+def test_verdict_and_agent_families_keep_bounded_labels() -> None:
+    snapshot = _snapshot({"fixed": 1})
+    counters = snapshot.counters
+    verdicts = {
+        "ci|fixed|applied": 5,
+        "revert|partial|applied": 1,
+        "nightly|fixed|applied": 9,
+        "ci|x|held": 1,
+    }
+    overturns = {"ci|partial|fixed": 3, "ci|partial|bogus": 2}
+    agents = {"openhands|gpt-4o|fixed": 4, "other|other|partial": 2, "a|b|c|d": 1}
+    families = fleet_families(
+        FleetSnapshot(
+            counters=FleetCounters(
+                **{**counters.__dict__, "verdicts": verdicts, "overturns": overturns, "agents": agents}
+            ),
+            status=snapshot.status,
+            stream_labels=snapshot.stream_labels,
+            last_event_ts=snapshot.last_event_ts,
+        )
+    )
+    value = _registry(families).get_sample_value
+    assert value("fixmem_verdicts_total", {"source": "ci", "outcome": "fixed", "result": "applied"}) == 5
+    assert (
+        value("fixmem_verdicts_total", {"source": "nightly", "outcome": "fixed", "result": "applied"}) is None
+    )
+    overturned = {"source": "ci", "agent_outcome": "partial", "verdict_outcome": "fixed"}
+    assert value("fixmem_verdict_overturns_total", overturned) == 3
+    assert (
+        value("fixmem_agent_entries_total", {"harness": "openhands", "model": "gpt-4o", "outcome": "fixed"})
+        == 4
+    )
+    assert (
+        value("fixmem_agent_entries_total", {"harness": "other", "model": "other", "outcome": "partial"}) == 2
+    )
+    text = generate_latest(_registry(families)).decode()
+    assert "nightly" not in text and "bogus" not in text and '"d"' not in text
+
+
+def test_agent_labels_past_the_cap_fold_into_other(redis_client: redis.Redis) -> None:
+    from workers.counters import read_counters, record_agents  # noqa: PLC0415
+
+    for model in ("m1", "m2", "m3", "m1"):
+        with redis_client.pipeline(transaction=True) as pipe:
+            record_agents(pipe, {f"aider|{model}|fixed": 1}, label_cap=2)
+            pipe.execute()
+    assert read_counters(redis_client).agents == {
+        "aider|m1|fixed": 2,
+        "aider|m2|fixed": 1,
+        "aider|other|fixed": 1,
+    }

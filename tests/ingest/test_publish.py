@@ -111,3 +111,29 @@ def test_an_event_without_a_project_key_is_keyed_by_its_workspace(
         publish_turn(
             redis_client, {k: v for k, v in turn(4).items() if k not in {"project_key", "workspace"}}
         )
+
+
+def test_verdicts_are_published_as_given_and_checked_first(redis_client: redis.Redis) -> None:
+    from ingest.publish import encode_event, publish_verdict  # noqa: PLC0415
+    from ingest.schema import VerdictEvent, parse_any  # noqa: PLC0415
+    from tests.ingest.turns import verdict  # noqa: PLC0415
+
+    body = verdict(turn(1), source="benchmark", outcome="partial")
+    assert encode_event(wire(body)) == wire(body)  # bytes are checked and sent as given
+    assert parse_any(encode_event(body)) == parse_any(wire(body))
+    stream_id = publish_verdict(
+        redis_client, owner="alice", project_key="p", entry_id="fix-0123456789abcdef", outcome="fixed",
+        source="review", detail="looked fine", ts=5.0,
+    )  # fmt: skip
+    [(got_id, fields)] = redis_client.xrange(keys.DEFAULT_STREAM)
+    assert got_id.decode() == stream_id
+    event = parse_any(fields[keys.EVENT_FIELD])
+    assert isinstance(event, VerdictEvent) and (event.source, event.outcome, event.ts) == (
+        "review",
+        "fixed",
+        5.0,
+    )
+    with pytest.raises(InvalidEvent) as refused:
+        publish_verdict(redis_client, owner="alice", project_key="p", outcome="fixed", source="nightly")
+    assert refused.value.reason is DeadLetterReason.INVALID_FIELDS
+    assert redis_client.xlen(keys.DEFAULT_STREAM) == 1  # nothing sent

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ingest.errors import DeadLetterReason, InvalidEvent
-from ingest.schema import TurnEvent, derive_event_id, parse_event, validate_event
+from ingest.schema import TurnEvent, VerdictEvent, derive_event_id, parse_any, parse_event, validate_event
 
 
 def event(**overrides: Any) -> dict[str, Any]:
@@ -173,3 +173,44 @@ def test_a_derived_id_is_the_one_earlier_versions_gave() -> None:
         update={"harness_meta": event.harness_meta.model_copy(update={"changed_files": ["a.py"]})}
     )
     assert derive_event_id(with_files) != event.event_id
+
+
+# -- verdict events -------------------------------------------------------------------------------------
+
+_VERDICT = {"v": 1, "kind": "verdict", "event_id": "ev-1", "ts": 1.0, "owner": "a", "project_key": "p",
+            "outcome": "fixed", "source": "ci"}  # fmt: skip
+
+
+def test_a_verdict_event_parses_and_a_turn_reader_refuses_it() -> None:
+    event = parse_any(orjson.dumps(_VERDICT))
+    assert isinstance(event, VerdictEvent) and (event.source, event.outcome) == ("ci", "fixed")
+    assert parse_any(event.to_wire()) == event
+    with pytest.raises(InvalidEvent) as refused:
+        parse_event(orjson.dumps(_VERDICT))
+    assert refused.value.reason is DeadLetterReason.INVALID_FIELDS
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"event_id": ""}, "give event_id or entry_id"),
+        ({"source": "nightly"}, "source"),
+        ({"outcome": "resolved"}, "outcome"),
+        ({"entry_id": "fix-XYZ"}, "entry_id"),
+        ({"owner": "../x"}, "owner"),
+        ({"kind": "comment"}, "unknown event kind"),
+    ],
+)
+def test_a_malformed_verdict_is_refused_with_its_field(change: dict[str, object], where: str) -> None:
+    with pytest.raises(InvalidEvent) as refused:
+        parse_any(orjson.dumps({**_VERDICT, **change}))
+    assert refused.value.reason is DeadLetterReason.INVALID_FIELDS and where in refused.value.message
+
+
+def test_a_turn_with_kind_turn_or_a_carried_verdict_keeps_its_id() -> None:
+    body = {"v": 1, "ts": 5.0, "owner": "a", "project_key": "p", "user_message": "fix it"}
+    plain = validate_event(body).event_id
+    assert validate_event({**body, "kind": "turn"}).event_id == plain
+    judged = {**body, "harness_meta": {"verdict": {"source": "benchmark", "outcome": "partial"}}}
+    event = validate_event(judged)
+    assert event.event_id == plain and event.harness_meta.verdict is not None

@@ -12,7 +12,12 @@ import pytest
 
 from fixmem.cli import main
 from fixmem.demo import demo_turns
-from ingest.schema_doc import turn_event_json_schema, turn_event_markdown
+from ingest.schema_doc import (
+    turn_event_json_schema,
+    turn_event_markdown,
+    verdict_event_json_schema,
+    verdict_event_markdown,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,3 +49,26 @@ def test_fixmem_schema_prints_it_and_it_validates_real_events(capsys: pytest.Cap
         {"v": 2, "ts": 1.0, "owner": "a", "project_key": "p"},
     ):
         assert not validator.is_valid(broken)
+
+
+def test_the_verdict_event_docs_are_the_model(capsys: pytest.CaptureFixture[str]) -> None:
+    on_disk = json.loads((ROOT / "docs" / "verdict-event.schema.json").read_text())
+    assert on_disk == verdict_event_json_schema(), "regenerate docs/verdict-event.schema.json"
+    readme = (ROOT / "README.md").read_text()
+    table = re.search(r"<!-- verdict-event: [^>]*-->\n(.*?)\n<!-- /verdict-event -->", readme, re.S)
+    assert table is not None and table.group(1) == verdict_event_markdown()
+    assert main(["schema", "--kind", "verdict"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    validator = jsonschema.Draft202012Validator(schema)
+    good = {"v": 1, "kind": "verdict", "entry_id": "fix-0123456789abcdef", "ts": 2.0, "owner": "a",
+            "project_key": "p", "outcome": "partial", "source": "revert"}  # fmt: skip
+    validator.validate(good)
+    examples = [
+        json.loads(m)
+        for m in re.findall(r"XADD fixmem:turns '\*' event '(\{\"v\": 1, \"kind\".*?\})'", readme)
+    ]
+    assert examples, "the README's verdict XADD example moved"
+    for event in examples:
+        validator.validate(event)
+    no_turn = {k: v for k, v in good.items() if k != "entry_id"}
+    assert not validator.is_valid(no_turn)

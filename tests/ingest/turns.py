@@ -83,3 +83,29 @@ def turn(
 def wire(event: dict[str, Any]) -> bytes:
     """The event's JSON bytes."""
     return orjson.dumps(event)
+
+
+def verdict(
+    of: dict[str, Any] | None = None,
+    *,
+    outcome: str = "fixed",
+    source: str = "ci",
+    ts: float = 1_700_000_500.0,
+    owner: str = "alice",
+    project: str = "github.com/acme/widgets",
+    detail: str = "",
+    event_id: str | None = None,
+    entry_id: str | None = None,
+) -> dict[str, Any]:
+    """A v1 verdict event on the turn event ``of`` (by its event id), or on ``event_id`` / ``entry_id``."""
+    from ingest.schema import validate_event  # noqa: PLC0415
+
+    body: dict[str, Any] = {
+        "v": 1, "kind": "verdict", "ts": ts, "owner": owner, "project_key": project,
+        "outcome": outcome, "source": source, "detail": detail,
+    }  # fmt: skip
+    if entry_id is not None:
+        body["entry_id"] = entry_id
+    else:
+        body["event_id"] = event_id or validate_event(of or turn()).event_id
+    return body

@@ -86,6 +86,7 @@ def test_reports_add_up_in_redis(redis_client: redis.Redis) -> None:
         "skipped_disabled": 0,
         "skipped_no_owner": 0,
         "dead_letter": 0,  # counted where the dead letter is written (ingest.dead_letters.add)
+        "verdict": 0,
     }
     assert fleet.entries == {"fixed": 2, "partial": 1, "unverified": 1}
     assert fleet.rotation_dropped == {"fixed": 0, "partial": 0, "unverified": 2}
