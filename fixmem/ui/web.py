@@ -1,8 +1,8 @@
 """The web UI's plumbing: templates, who the viewer is, forms with CSRF, errors as pages, login.
 
 Every response of ``/ui`` carries a strict Content-Security-Policy (no script at all, styles and images
-from this server only), ``nosniff``, no framing, no referrer and ``no-store``. Templates are Jinja2 with
-autoescaping on for every template: everything an agent's log put in an entry is text on the page.
+from this server only), ``nosniff``, no framing, no referrer to other sites and ``no-store``. Templates
+are Jinja2 with autoescaping on for every template: everything an agent's log put in an entry is text.
 A POST is refused when its ``Origin`` (or ``Sec-Fetch-Site``) says another site sent it, and, for a
 session, when its form lacks the session's CSRF token.
 """
@@ -40,7 +40,7 @@ SECURITY_HEADERS: Final = {
     ),
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no referrer leaves the site; posts keep their Origin
     "Cache-Control": "no-store",
 }
 _LOCAL_PATH = re.compile(r"^/ui(/[A-Za-z0-9/_.-]*)?$")
@@ -176,8 +176,8 @@ def _same_origin(request: Request) -> bool:
     """Whether a post comes from this site: ``Sec-Fetch-Site`` and ``Origin`` when the client sends them
     (browsers do; a script may send neither, and then the CSRF token alone guards a session)."""
     site = request.headers.get("sec-fetch-site")
-    if site is not None and site not in {"same-origin", "none"}:
-        return False
+    if site is not None:  # set by the browser itself: no page can forge it
+        return site in {"same-origin", "none"}
     origin = request.headers.get("origin")
     if origin is None:
         return True
