@@ -37,3 +37,4 @@ def mount(app: FastAPI, ctx: ApiContext) -> None:
         app.include_router(module.router)
     app.add_exception_handler(web.UiError, web.ui_error)
     app.add_exception_handler(web.LoginNeeded, web.login_needed)
+    app.middleware("http")(web.server_timing)

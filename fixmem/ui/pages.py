@@ -9,19 +9,19 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
+from markupsafe import Markup
 
 from fixmem.api.app import _recall
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
-from fixmem.ui.chart import Chart, outcome_chart
+from fixmem.ui.chart import Chart, svg
 from fixmem.ui.listing import EntryFilter, extras, page_number, paginate, table
 from fixmem.ui.review import configured_workspace
-from fixmem.ui.web import PREFIX, Ctx, Posted, UiError, Who, failures, owner_of, redirect, render
+from fixmem.ui.web import PREFIX, Ctx, Posted, UiError, Who, failures, owner_of, redirect, render, state
 from ingest.project_key import project_key_for
 from store import FixEntry, Stats
 from store.entry import ENTRY_ID_PATTERN
@@ -61,21 +61,19 @@ def project_entries(ctx: Ctx, owner: str, project: str) -> list[FixEntry]:
 # -- projects ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ProjectRow:
-    """A row of the projects page."""
-
-    stats: Stats
-    chart: Chart | None
-
-
 @router.get(f"{PREFIX}/projects")
 def projects(request: Request, ctx: Ctx, who: Who) -> HTMLResponse:
     """Each project of the owner: counts, outcome ratios, outcomes over time, first and last activity."""
     owner = owner_of(who)
+    templates = state(request).templates
+    row_template = templates.get_template("_project_row.html")
+
+    def draw(stats: Stats, chart: Chart | None) -> Markup:
+        html = row_template.render(s=stats, svg=svg(chart))  # autoescaped like every template
+        return Markup(html)  # noqa: S704 - the output of an autoescaped template
+
     with failures():
-        listed = ctx.store.project_stats(owner)
-        rows = [ProjectRow(s, outcome_chart(ctx.store.read(owner, s.project).entries)) for s in listed]
+        rows = state(request).project_rows.of(ctx.store, owner, draw)
     rows.sort(key=lambda r: r.stats.newest_ts or 0.0, reverse=True)
     return render(request, who, "projects.html", rows=rows)
 

@@ -13,7 +13,8 @@ import contextlib
 import logging
 import re
 import secrets
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -27,6 +28,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fixmem.api.app import ApiContext, _store_errors
 from fixmem.api.auth import TokenMap, parse_tokens
 from fixmem.ui.session import LOGIN_COOKIE, SESSION_COOKIE, Sessions, Viewer, csrf_matches
+from fixmem.ui.summary import ProjectRows
 from store.notes import NotesError
 
 log = logging.getLogger("fixmem.ui")
@@ -67,6 +69,7 @@ class UiState:
     sessions: Sessions
     ops_tokens: TokenMap
     static: Mapping[str, bytes]
+    project_rows: ProjectRows
 
 
 def _when(ts: float | None) -> str:
@@ -110,7 +113,7 @@ def build_state(ctx: ApiContext) -> UiState:
         for f in resources.files("fixmem.ui").joinpath("static").iterdir()
         if f.is_file()
     }
-    return UiState(env, Sessions(), TokenMap(tokens), static)
+    return UiState(env, Sessions(), TokenMap(tokens), static, ProjectRows())
 
 
 def context(request: Request) -> ApiContext:
@@ -342,3 +345,13 @@ async def login_needed(request: Request, exc: Exception) -> Response:
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     back = target if request.method == "GET" else ""
     return redirect(_link(f"{PREFIX}/login", next=local_next(back) if back else ""))
+
+
+async def server_timing(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """``Server-Timing: app;dur=<ms>`` on the UI's responses: the server's time for the page (bench/ui.py)."""
+    if not request.url.path.startswith(PREFIX):
+        return await call_next(request)
+    started = time.perf_counter()
+    response = await call_next(request)
+    response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
+    return response

@@ -27,6 +27,7 @@ from tests.fixmem.ui.conftest import (
     Ui,
     csrf_of,
     login,
+    make_entry,
 )
 
 XSS_ID = entry_id("alice", PROJECT, "ev-58")
@@ -360,3 +361,25 @@ def test_replay_and_purge_dead_letters_after_a_confirmation(ui: Ui) -> None:
         "/ui/pipeline/dead-letters", data={"csrf": csrf, "action": "purge", "all": "yes", "confirm": "yes"}
     )
     assert ui.redis.xlen(settings.dead_stream) == 0
+
+
+def test_the_projects_page_follows_every_write_to_a_log(ui: Ui) -> None:
+    """Its rows are cached while a log is unchanged: an append, a forget, must show at once."""
+    client = ui.client(ALICE)
+
+    def fixes() -> str:
+        row = client.get("/ui/projects").text.split(quote(SECOND, safe=""), 1)[1].split("</tr>", 1)[0]
+        found = re.search(r'<td class="num">(\d+)</td>', row)
+        assert found is not None
+        return found.group(1)
+
+    assert fixes() == "1"
+    store = ui.api.ctx.store
+    store.append("alice", SECOND, [make_entry("alice", SECOND, 4, "tools: a second fix")])
+    assert fixes() == "2"
+    assert store.forget("alice", entry_id("alice", SECOND, "ev-3"))
+    assert fixes() == "1"
+    store.append(
+        "alice", "github.com/acme/brand-new", [make_entry("alice", "github.com/acme/brand-new", 5, "x")]
+    )
+    assert "github.com/acme/brand-new" in client.get("/ui/projects").text

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixmem.ui.chart import HEIGHT, WIDTH, bucket_counts, outcome_chart
+from fixmem.ui.chart import HEIGHT, WIDTH, bucket_counts, outcome_chart, svg
 from fixmem.ui.listing import PER_PAGE, EntryFilter, extras, page_number, paginate, table
 from fixmem.ui.session import Sessions, csrf_matches
 from tests.fixmem.ui.conftest import DAY, T0, make_entry
@@ -117,7 +117,7 @@ def test_every_bar_is_full_height_and_inside_the_box(pairs: list[tuple[float, st
         if bar.total:
             assert abs(sum(s.height for s in bar.segments) - HEIGHT) < 0.05
             assert all(0 <= s.y <= HEIGHT for s in bar.segments)
-            assert f"{bar.total} entries" in bar.title
+            assert f"{bar.total} entr" in bar.title
 
 
 def test_no_chart_without_entries() -> None:
@@ -154,3 +154,12 @@ def test_sessions_expire_end_and_are_bounded() -> None:
 )
 def test_csrf_matches(expected: str | None, given: str | None, ok: bool) -> None:
     assert csrf_matches(expected, given) is ok
+
+
+def test_the_drawn_chart_has_a_path_per_outcome_and_a_title_line_per_bar() -> None:
+    entries = [make_entry("a", "p", n, "t", outcome=o) for n, o in enumerate(["fixed", "partial", "fixed"])]
+    drawn = str(svg(outcome_chart(entries)))
+    assert drawn.count("<path") == 3 and 'class="o-none"' in drawn  # fixed, partial, empty buckets
+    assert 'class="o-unverified"' not in drawn
+    assert "<title>2025-10-09: 1 entry: fixed 1 (100%)\n2025-10-10: 1 entry: partial 1 (100%)" in drawn
+    assert str(svg(None)) == ""
