@@ -103,7 +103,7 @@ def entries(request: Request, ctx: Ctx, who: Who, project: str = "") -> Response
         total=len(found),
         superseded=superseded_by(found),
         regressed=regressions(found),
-        forgot=params.get("forgot", ""),
+        forgot=int(params["forgot"]) if re.fullmatch(r"[0-9]{1,6}", params.get("forgot", "")) else None,
     )
 
 

@@ -383,3 +383,11 @@ def test_the_projects_page_follows_every_write_to_a_log(ui: Ui) -> None:
         "alice", "github.com/acme/brand-new", [make_entry("alice", "github.com/acme/brand-new", 5, "x")]
     )
     assert "github.com/acme/brand-new" in client.get("/ui/projects").text
+
+
+@pytest.mark.parametrize("value", ["<b>all of them</b>", "²", "-1", "9" * 40])
+def test_the_query_string_cannot_put_words_in_the_pages_notices(ui: Ui, value: str) -> None:
+    page = ui.client(ALICE).get("/ui/entries", params={"project": PROJECT, "forgot": value})
+    assert page.status_code == 200 and "Forgot" not in page.text
+    pipeline = ui.client(OPS).get("/ui/pipeline", params={"done": value})
+    assert pipeline.status_code == 200 and 'class="notice"' not in pipeline.text
