@@ -20,6 +20,12 @@ from store.entry import OUTCOMES, FixEntry
 PER_PAGE: Final = 50
 MAX_FILTER_CHARS: Final = 500
 FIRST_EXTRAS: Final = ("changes", "outcome_source")  # fields other parts add: shown first, by name
+# The fields the entry page shows by name; any other (an extra line field, or a field ``FixEntry`` gains
+# later) is shown by ``extras``.
+SHOWN: Final = frozenset(
+    {"id", "ts", "project", "task", "files", "symbols", "errors", "tests", "outcome", "solution", "tags",
+     "commit", "event_id", "extractor", "supersedes"}
+)  # fmt: skip
 T = TypeVar("T")
 
 
@@ -161,10 +167,11 @@ def _as_extra(name: str, value: Any) -> Extra:
 def extras(entry: FixEntry) -> list[Extra]:
     """The entry's extra fields (``changes``, ``outcome_source``, then verdicts, then the rest, by name).
 
-    Fields other parts of fixmem add later (change summaries, judged outcomes) show up here as they are,
-    without this page knowing them; ``None`` values are left out.
+    Fields other parts of fixmem add later (change summaries, judged outcomes), as extra line fields or as
+    declared ``FixEntry`` fields, show up here as they are, without this page knowing them; ``None``
+    values are left out.
     """
-    found = {k: v for k, v in (entry.model_extra or {}).items() if v is not None}
+    found = {k: v for k, v in entry.model_dump(mode="json").items() if k not in SHOWN and v is not None}
 
     def order(name: str) -> tuple[int, str]:
         if name in FIRST_EXTRAS:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from fixmem.ui.chart import HEIGHT, WIDTH, bucket_counts, outcome_chart, svg
 from fixmem.ui.listing import PER_PAGE, EntryFilter, extras, page_number, paginate, table
 from fixmem.ui.session import Sessions, csrf_matches
+from store import FixEntry
 from tests.fixmem.ui.conftest import DAY, T0, make_entry
 
 
@@ -163,3 +164,14 @@ def test_the_drawn_chart_has_a_path_per_outcome_and_a_title_line_per_bar() -> No
     assert 'class="o-unverified"' not in drawn
     assert "<title>2025-10-09: 1 entry: fixed 1 (100%)\n2025-10-10: 1 entry: partial 1 (100%)" in drawn
     assert str(svg(None)) == ""
+
+
+def test_a_field_fixentry_declares_later_is_shown_too() -> None:
+    """[fix-content] may declare ``changes`` or a verdict on ``FixEntry`` instead of leaving them extra."""
+
+    class Later(FixEntry):
+        verdict: str | None = None
+        changes: list[str] | None = None
+
+    entry = Later.model_validate({**make_entry("a", "p", 1, "t").model_dump(), "verdict": "held"})
+    assert [(x.name, x.text) for x in extras(entry)] == [("verdict", "held")]
