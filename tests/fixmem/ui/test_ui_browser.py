@@ -43,8 +43,11 @@ def browser() -> Iterator[Any]:
     except ImportError:
         _unavailable("Playwright for Python is not installed")
     with sync_playwright() as playwright:
-        # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start; a container's small
+        # /dev/shm crashes tabs otherwise.
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
         try:
             yield launched
         finally:
@@ -251,3 +254,16 @@ def test_pages_fit_a_phone(browser: Any, ui: Ui, shots: Shots) -> None:
             shots.take(phone, name)
     finally:
         context.close()
+
+
+def test_a_missing_chromium_skips_with_a_message_outside_ci_and_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tests.fixmem.ui.test_ui_browser as module  # noqa: PLC0415
+
+    monkeypatch.setattr(module, "IN_CI", False)
+    with pytest.raises(pytest.skip.Exception, match=r"no Chromium at /x .*apt-get install chromium"):
+        module._unavailable("no Chromium at /x")
+    monkeypatch.setattr(module, "IN_CI", True)
+    with pytest.raises(pytest.fail.Exception, match="CI=true but no Chromium at /x"):
+        module._unavailable("no Chromium at /x")
