@@ -274,9 +274,10 @@ def default_store(data_dir: str | os.PathLike[str]) -> FixStore:
 
 
 @contextlib.contextmanager
-def serving(data_dir: Path, tokens: str) -> Iterator[str]:
+def serving(data_dir: Path, tokens: str, extra_env: dict[str, str] | None = None) -> Iterator[str]:
     """``fixmem serve`` over ``data_dir`` in its own process (``tokens``: ``token:owner,…``, a local store
-    lock, no Redis); yields its base URL once ``/healthz`` answers. Raises RuntimeError if it never does."""
+    lock, no Redis unless ``extra_env`` names one); yields its base URL once ``/healthz`` answers. Raises
+    RuntimeError if it never does."""
     import urllib.request  # noqa: PLC0415
 
     from fixmem.redis_server import free_port  # noqa: PLC0415
@@ -284,6 +285,7 @@ def serving(data_dir: Path, tokens: str) -> Iterator[str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FIXMEM_")}
     env |= {"FIXMEM_DATA_DIR": str(data_dir), "FIXMEM_API_TOKENS": tokens, "FIXMEM_STORE_LOCK": "local"}
+    env |= extra_env or {}
     proc = subprocess.Popen(
         [sys.executable, "-m", "fixmem", "serve", "--port", str(port)],
         cwd=ROOT,

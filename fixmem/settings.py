@@ -122,6 +122,7 @@ class Settings(BaseModel):
     api_port: int = Field(default=8765, ge=0, le=65535)
     api_tokens: SecretStr | None = None  # bearer tokens -> owners: "token1:alice,token2:bob"
     api_tokens_file: Path | None = None  # the same, one "token:owner" a line ('#' comments)
+    api_ops_tokens: SecretStr | None = None  # tokens of operators -> names: the web UI's pipeline page
 
     # `fixmem eval`
     eval_dataset: Path | None = None  # None: the labelled dataset shipped with evals.recall

@@ -77,7 +77,10 @@ def api_child(settings: Settings, redis_url: str) -> ApiChild:
     ]  # fmt: skip
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
-    lines = [f"api        {base}/api/fix-memory   docs {base}/docs   metrics {base}/metrics"]
+    lines = [
+        f"api        {base}/api/fix-memory   docs {base}/docs   metrics {base}/metrics",
+        f"web UI     {base}/ui   (log in with a token)",
+    ]
     for owner, token in tokens.items():
         whose = (
             "the turns of `fixmem up --demo`"

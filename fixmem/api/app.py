@@ -8,6 +8,7 @@ Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose 
 - ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
 - ``GET /api/projects`` -> the owner's projects: fixes, outcome ratios, first and last activity
+- ``/ui``: the web UI for people (``fixmem.ui``), with the same tokens
 - ``GET /schema/turn-event.json`` -> the JSON Schema of the v1 turn event (no token)
 - ``GET /schema/verdict-event.json`` -> the JSON Schema of the v1 verdict event (no token)
 - ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
@@ -307,6 +308,9 @@ def create_app(ctx: ApiContext) -> FastAPI:
     )
     app.state.ctx = ctx
     app.include_router(router)
+    from fixmem.ui import mount  # noqa: PLC0415 - the UI imports this module
+
+    mount(app, ctx)  # the web UI at /ui
     app.add_exception_handler(RequestValidationError, _invalid)
     requests_total = ctx.metrics.requests
 

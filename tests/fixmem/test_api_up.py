@@ -114,6 +114,7 @@ def test_the_api_child_gets_a_token_for_you_and_the_demo_only_without_configured
     assert child.spec.env["FIXMEM_API_TOKENS"] == ",".join(f"{t}:{o}" for o, t in child.tokens.items())
     assert any(child.tokens[OWNER] in line and "curl" in line for line in child.lines)
     assert any(child.tokens["alice"] in line and "owner alice," in line for line in child.lines)
+    assert any(line.startswith("web UI ") and line.split()[2].endswith("/ui") for line in child.lines)
     configured = api_child(_settings(FIXMEM_API_PORT="0", FIXMEM_API_TOKENS="t:alice"), "redis://x:1/0")
     assert configured.tokens == {}
     assert not any("curl" in line for line in configured.lines)

