@@ -154,6 +154,7 @@ def make_task_texts(count: int, words: int = 600, seed: int = 13) -> list[str]:
 def bench_long_recall(n: int, runs: int, words: int = 600) -> dict[str, Any]:
     """Warm recall latency at ``n`` entries for task texts of about ``words`` words (issue [recall-task])."""
     texts = make_task_texts(min(runs, 200), words)
+    load_before = os.getloadavg()[0]  # the machine is shared: wall time waits for a core, CPU time not
     with tempfile.TemporaryDirectory() as tmp:
         store = populated(Path(tmp), n)
         for text in texts[:50]:  # warm up the cache and the hash memo
@@ -171,6 +172,7 @@ def bench_long_recall(n: int, runs: int, words: int = 600) -> dict[str, Any]:
             "query_words": round(float(np.mean([len(t.split()) for t in texts])), 1),
             "warm": percentiles(*warm),
             "share_of_queries_answered": round(hits / runs, 3),
+            "load_average_1m_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         }
 
 
@@ -285,6 +287,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stored["recall_600_word_task"] = long
         stored["goal_600_word_task_p99_ms"] = 5.0
         stored["goal_600_word_task_met"] = long["warm"]["p99_ms"] <= 5.0
+        stored["goal_600_word_task_met_cpu_time"] = long["warm"]["cpu_p99_ms"] <= 5.0
         print(json.dumps(long, indent=2))
         if not args.no_write:
             RESULTS.write_text(json.dumps(stored, indent=2) + "\n")
@@ -318,6 +321,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result["goal_met_cpu_time"] = warm500["cpu_p50_ms"] <= 1.0 and warm500["cpu_p99_ms"] <= 5.0
     result["goal_600_word_task_p99_ms"] = 5.0
     result["goal_600_word_task_met"] = result["recall_600_word_task"]["warm"]["p99_ms"] <= 5.0
+    result["goal_600_word_task_met_cpu_time"] = result["recall_600_word_task"]["warm"]["cpu_p99_ms"] <= 5.0
     text = json.dumps(result, indent=2)
     print(text)
     if not args.no_write:
