@@ -127,9 +127,18 @@ class LexicalIndex:
         self._idf = np.fromiter(self.idf.values(), dtype=np.float64, count=len(self.idf))
         self.unknown_idf = idf(n, 0)
         weight = np.zeros(n, dtype=np.float64)
+        lengths = np.zeros(n, dtype=np.float64)
         for word, rows in self.postings.items():
             weight[rows] += self.idf[word]
+            lengths[rows] += 1.0
         self.entry_weight: FloatArray = weight
+        self.lengths: FloatArray = lengths  # distinct match forms per entry
+
+    def length_norm(self, k1: float, b: float) -> FloatArray:
+        """BM25's term weight of a word an entry holds once, per entry: ``(k1 + 1) / (1 + k1·(1 - b +
+        b·len/avg len))`` (the keyword lists are sets, so tf is 1): a long entry's shared words count less."""
+        average = float(self.lengths.mean()) if self.size else 1.0
+        return (k1 + 1.0) / (1.0 + k1 * (1.0 - b + b * self.lengths / max(average, 1.0)))
 
     def overlap(
         self,

@@ -419,7 +419,11 @@ class ProjectView:
             files=share,
             errors=error_signal,
             cosine=cosine,
-            words=overlap.shared,
+            words=(
+                overlap.shared * self.lexical.length_norm(weights.evidence_bm25_k1, weights.evidence_bm25_b)
+                if weights.evidence_bm25_b > 0
+                else overlap.shared
+            ),
             code=self.code.evidence(query.code.paths | query.code.symbols),
             code_words=self.code.evidence(query.code.words),
             file_mass=mass,
