@@ -135,10 +135,10 @@ def code_terms(text: str) -> CodeTerms:
     for file, function in _FRAME.findall(text) if 'File "' in text else ():
         paths.update(path_keys(file))
         symbols.update(symbol_keys(function))
-    for span in _BACKTICK.findall(text) if "`" in text else ():
-        for ident in _IDENT.findall(span):
-            symbols.update(symbol_keys(ident))
-            paths.update(_segment_keys(ident))
+    for span in set(_BACKTICK.findall(text)) if "`" in text else ():
+        span_paths, span_symbols = _span_keys(span)
+        paths.update(span_paths)
+        symbols.update(span_symbols)
     # Paths, dotted names and identifiers hold no whitespace: each distinct chunk is read once (memoized,
     # as the tokenizer's words are), which keeps a 600-word text well under a millisecond.
     found = [keys for keys in map(_chunk_keys, set(text.split())) if keys is not _NOTHING]
@@ -146,6 +146,17 @@ def code_terms(text: str) -> CodeTerms:
     symbols.update(*(keys[1] for keys in found))
     words.update(*(keys[2] for keys in found))
     return CodeTerms(frozenset(paths), frozenset(symbols), frozenset(words) - paths)
+
+
+@lru_cache(maxsize=1 << 14)
+def _span_keys(span: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(path keys, symbol keys) of the identifiers in one backticked span; memoized (spans repeat)."""
+    paths: set[str] = set()
+    symbols: set[str] = set()
+    for ident in _IDENT.findall(span):
+        symbols.update(symbol_keys(ident))
+        paths.update(_segment_keys(ident))
+    return frozenset(paths), frozenset(symbols)
 
 
 @lru_cache(maxsize=1 << 16)
