@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import default_store
+from evals.related.core import load_repos
 from store import FixEntry, FixStore, TestRun, entry_id
 
 RESULTS = Path(__file__).resolve().parent / "results" / "store.json"
@@ -151,9 +152,30 @@ def make_task_texts(count: int, words: int = 600, seed: int = 13) -> list[str]:
     return texts
 
 
-def bench_long_recall(n: int, runs: int, words: int = 600) -> dict[str, Any]:
-    """Warm recall latency at ``n`` entries for task texts of about ``words`` words (issue [recall-task])."""
-    texts = make_task_texts(min(runs, 200), words)
+def real_task_texts(count: int, words: int = 600) -> list[str]:
+    """Task texts of about ``words`` words made of real PR descriptions (evals/related's data, in commit
+    order, joined line by line until long enough): real prose, whose vocabulary is far wider than
+    ``make_task_texts``'s, so fewer words are already in the tokenizer's memos."""
+    lines = [line for repo in load_repos() for c in repo.commits for line in [*c.text.splitlines(), ""]]
+    texts: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        current.append(line)
+        size += len(line.split())
+        if size >= words:
+            texts.append("\n".join(current))
+            current, size = [], 0
+            if len(texts) == count:
+                break
+    return texts
+
+
+def bench_long_recall(n: int, runs: int, words: int = 600, *, real: bool = False) -> dict[str, Any]:
+    """Warm recall latency at ``n`` entries for task texts of about ``words`` words (issue [recall-task]);
+    ``real``: texts made of real PR descriptions (``real_task_texts``) instead of generated ones."""
+    texts = real_task_texts(min(runs, 200), words) if real else make_task_texts(min(runs, 200), words)
+    load_before = os.getloadavg()[0]  # the machine is shared: wall time waits for a core, CPU time not
     with tempfile.TemporaryDirectory() as tmp:
         store = populated(Path(tmp), n)
         for text in texts[:50]:  # warm up the cache and the hash memo
@@ -171,6 +193,7 @@ def bench_long_recall(n: int, runs: int, words: int = 600) -> dict[str, Any]:
             "query_words": round(float(np.mean([len(t.split()) for t in texts])), 1),
             "warm": percentiles(*warm),
             "share_of_queries_answered": round(hits / runs, 3),
+            "load_average_1m_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         }
 
 
@@ -283,9 +306,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         long = bench_long_recall(500, warm_runs)
         stored: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         stored["recall_600_word_task"] = long
+        stored["recall_600_word_real_task"] = bench_long_recall(500, warm_runs, real=True)
         stored["goal_600_word_task_p99_ms"] = 5.0
         stored["goal_600_word_task_met"] = long["warm"]["p99_ms"] <= 5.0
-        print(json.dumps(long, indent=2))
+        stored["goal_600_word_task_met_cpu_time"] = long["warm"]["cpu_p99_ms"] <= 5.0
+        print(
+            json.dumps(
+                {k: stored[k] for k in ("recall_600_word_task", "recall_600_word_real_task")}, indent=2
+            )
+        )
         if not args.no_write:
             RESULTS.write_text(json.dumps(stored, indent=2) + "\n")
         return stored
@@ -300,6 +329,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "goal": {"warm_p50_ms": 1.0, "warm_p99_ms": 5.0, "at_entries": 500},
         "recall": [bench_recall(n, cold_runs, warm_runs) for n in (50, 500)],
         "recall_600_word_task": bench_long_recall(500, warm_runs),
+        "recall_600_word_real_task": bench_long_recall(500, warm_runs, real=True),
         "append": [
             bench_append(b, t)
             for b, t in (
@@ -318,6 +348,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result["goal_met_cpu_time"] = warm500["cpu_p50_ms"] <= 1.0 and warm500["cpu_p99_ms"] <= 5.0
     result["goal_600_word_task_p99_ms"] = 5.0
     result["goal_600_word_task_met"] = result["recall_600_word_task"]["warm"]["p99_ms"] <= 5.0
+    result["goal_600_word_task_met_cpu_time"] = result["recall_600_word_task"]["warm"]["cpu_p99_ms"] <= 5.0
     text = json.dumps(result, indent=2)
     print(text)
     if not args.no_write:

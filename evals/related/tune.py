@@ -118,6 +118,11 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("length power 0.5", {"evidence_length_power": 0.5}),
     ("a file adds 1.76 (half the floor)", {"evidence_files": 1.76}),
     ("untouched fixes need strength 1.5", {"untouched_strength": 1.5}),
+    ("no runner-up", {"runner_up_floor": 0.0}),
+    ("BM25 length normalisation of words, b 0.75", {"evidence_bm25_b": 0.75}),
+    ("BM25 length normalisation of words, b 0.3", {"evidence_bm25_b": 0.3}),
+    ("runner-up at 0.9 and 0.8 of the best", {"runner_up_floor": 0.9, "runner_up_ratio": 0.8}),
+    ("runner-up at 0.5 and 0.6 of the best", {"runner_up_floor": 0.5, "runner_up_ratio": 0.6}),
 ]
 
 
@@ -131,10 +136,30 @@ def line(name: str, floor: float, tallies: dict[str, Tally]) -> str:
     return f"{name} (floor {floor:.2f}): " + "; ".join(cell(c) for c in CLASSES)
 
 
+def bound(data: Sequence[tuple[list[FixEntry], list[Asked]]]) -> str:
+    """What a perfect gate would give at task start: fixmem's unfloored top ``k`` asked only on the tasks
+    that have a related past fix (quiet everywhere else), for k = 1..5: same-function hits and precision.
+    """
+    weights = replace(DEFAULT_WEIGHTS, floor=0.0)
+    tallies = [Tally() for _ in range(5)]
+    for entries, asked in data:
+        for query, view in views(entries, [q for q in asked if q.cls == "start" and q.same_file]):
+            got = recall_view(view, query.text, k=5, now=query.ts, weights=weights, file_exists_check=False)
+            returned = [(r.entry.event_id or "?")[:SHA] for r in got]
+            for k, tally in enumerate(tallies, start=1):
+                tally.add(returned[:k], query.same_function, query.same_file)
+    cells = [
+        f"top {k}: fn {t.hit_fn}/{t.with_fn} P {t.as_dict()['precision']}" for k, t in enumerate(tallies, 1)
+    ]
+    return "perfect gate (start, tasks with a related fix only, no floor): " + "; ".join(cells)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     names = set(argv if argv is not None else sys.argv[1:])
     repos = load_repos()
     data = [history(repo, [r for r in repos if r.name != repo.name]) for repo in repos]
+    if not names or "bound" in names:
+        sys.stdout.write(bound(data) + "\n")
     for name, change in VARIANTS:
         if names and name not in names:
             continue

@@ -30,7 +30,7 @@ from posixpath import splitext
 import numpy as np
 import numpy.typing as npt
 
-from store.recall.index import idf
+from store.recall.index import Postings, idf
 from store.recall.tokenize import STOPWORDS
 
 FloatArray = npt.NDArray[np.float64]
@@ -132,21 +132,31 @@ def code_terms(text: str) -> CodeTerms:
     paths: set[str] = set()
     symbols: set[str] = set()
     words: set[str] = set()
-    for file, function in _FRAME.findall(text):
+    for file, function in _FRAME.findall(text) if 'File "' in text else ():
         paths.update(path_keys(file))
         symbols.update(symbol_keys(function))
-    for span in _BACKTICK.findall(text):
-        for ident in _IDENT.findall(span):
-            symbols.update(symbol_keys(ident))
-            paths.update(_segment_keys(ident))
+    for span in set(_BACKTICK.findall(text)) if "`" in text else ():
+        span_paths, span_symbols = _span_keys(span)
+        paths.update(span_paths)
+        symbols.update(span_symbols)
     # Paths, dotted names and identifiers hold no whitespace: each distinct chunk is read once (memoized,
     # as the tokenizer's words are), which keeps a 600-word text well under a millisecond.
-    for chunk in set(text.split()):
-        chunk_paths, chunk_symbols, chunk_words = _chunk_keys(chunk)
-        paths.update(chunk_paths)
-        symbols.update(chunk_symbols)
-        words.update(chunk_words)
+    found = [keys for keys in map(_chunk_keys, set(text.split())) if keys is not _NOTHING]
+    paths.update(*(keys[0] for keys in found))
+    symbols.update(*(keys[1] for keys in found))
+    words.update(*(keys[2] for keys in found))
     return CodeTerms(frozenset(paths), frozenset(symbols), frozenset(words) - paths)
+
+
+@lru_cache(maxsize=1 << 14)
+def _span_keys(span: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(path keys, symbol keys) of the identifiers in one backticked span; memoized (spans repeat)."""
+    paths: set[str] = set()
+    symbols: set[str] = set()
+    for ident in _IDENT.findall(span):
+        symbols.update(symbol_keys(ident))
+        paths.update(_segment_keys(ident))
+    return frozenset(paths), frozenset(symbols)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -167,7 +177,12 @@ def _chunk_keys(chunk: str) -> tuple[frozenset[str], frozenset[str], frozenset[s
         paths.update(ident_paths)
         symbols.update(ident_symbols)
         words.update(ident_words)
+    if not (paths or symbols or words):
+        return _NOTHING
     return frozenset(paths), frozenset(symbols), frozenset(words)
+
+
+_NOTHING: tuple[frozenset[str], frozenset[str], frozenset[str]] = (frozenset(), frozenset(), frozenset())
 
 
 @lru_cache(maxsize=1 << 16)
@@ -190,17 +205,19 @@ class CodeIndex:
                 rows_of.setdefault(key, []).append(row)
         self.postings = {k: np.array(r, dtype=np.intp) for k, r in rows_of.items()}
         self.idf = {k: idf(n, len(r)) for k, r in rows_of.items()}
+        self.packed = Postings(rows_of, n)
+        self._idf = np.fromiter(self.idf.values(), dtype=np.float64, count=len(self.idf))
 
     def evidence(
         self, keys: Iterable[str], *, weight: float = 1.0, out: FloatArray | None = None
     ) -> FloatArray:
         """Per entry, the summed IDF (times ``weight``) of ``keys`` it holds, added into ``out``."""
-        total = np.zeros(self.size, dtype=np.float64) if out is None else out
-        for key in keys:
-            rows = self.postings.get(key)
-            if rows is not None:
-                total[rows] += weight * self.idf[key]
-        return total
+        known = self.packed.key_ids(keys)
+        found = self.packed.weighted_sum(known, weight * self._idf[known])
+        if out is None:
+            return found
+        out += found
+        return out
 
     def matched(self, keys: Iterable[str], row: int) -> list[str]:
         """The keys of ``keys`` entry ``row`` holds (for the reasons a fix was recalled)."""

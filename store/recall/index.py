@@ -14,7 +14,7 @@ plain tokens.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,39 @@ def idf(n: int, df: int) -> float:
     return math.log1p((n - df + 0.5) / (df + 0.5))
 
 
+class Postings:
+    """Keys' row lists packed in one array (CSR), so that summing weights over the rows of many keys
+    is a few numpy calls, not a Python loop of scatter-adds (a 600-word text holds ~300 keywords)."""
+
+    def __init__(self, rows_of: Mapping[str, Sequence[int]], size: int) -> None:
+        """``rows_of`` maps each key to the rows holding it; ``size`` is the number of rows."""
+        self.size = size
+        self.ids = {key: i for i, key in enumerate(rows_of)}
+        lengths = np.fromiter((len(r) for r in rows_of.values()), dtype=np.intp, count=len(rows_of))
+        self.starts = np.zeros(len(rows_of) + 1, dtype=np.intp)
+        np.cumsum(lengths, out=self.starts[1:])
+        self.rows = np.fromiter(
+            (row for rows in rows_of.values() for row in rows), dtype=np.intp, count=int(self.starts[-1])
+        )
+
+    def key_ids(self, keys: Iterable[str]) -> npt.NDArray[np.intp]:
+        """The ids of the keys some row holds (unknown keys left out), in ``keys``' order."""
+        ids = self.ids
+        return np.fromiter((i for k in keys if (i := ids.get(k)) is not None), dtype=np.intp)
+
+    def weighted_sum(self, key_ids: npt.NDArray[np.intp], weights: FloatArray) -> FloatArray:
+        """Per row, the sum of ``weights[j]`` over the keys ``key_ids[j]`` it holds."""
+        if key_ids.size == 0:
+            return np.zeros(self.size, dtype=np.float64)
+        first = self.starts[key_ids]
+        counts = self.starts[key_ids + 1] - first
+        total = int(counts.sum())
+        # positions of every posting of these keys: each key's run [first, first + count)
+        offsets = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(total)
+        summed = np.bincount(self.rows[offsets], np.repeat(weights, counts), minlength=self.size)
+        return summed.astype(np.float64, copy=False)
+
+
 @dataclass(frozen=True)
 class Overlap:
     """IDF-weighted overlap of one query with every entry, each array shaped ``(n,)``, in 0..1."""
@@ -90,11 +123,22 @@ class LexicalIndex:
             w: np.array(r, dtype=np.intp) for w, r in rows_of.items()
         }
         self.idf: dict[str, float] = {w: idf(n, len(r)) for w, r in rows_of.items()}
+        self.packed = Postings(rows_of, n)
+        self._idf = np.fromiter(self.idf.values(), dtype=np.float64, count=len(self.idf))
         self.unknown_idf = idf(n, 0)
         weight = np.zeros(n, dtype=np.float64)
+        lengths = np.zeros(n, dtype=np.float64)
         for word, rows in self.postings.items():
             weight[rows] += self.idf[word]
+            lengths[rows] += 1.0
         self.entry_weight: FloatArray = weight
+        self.lengths: FloatArray = lengths  # distinct match forms per entry
+
+    def length_norm(self, k1: float, b: float) -> FloatArray:
+        """BM25's term weight of a word an entry holds once, per entry: ``(k1 + 1) / (1 + k1·(1 - b +
+        b·len/avg len))`` (the keyword lists are sets, so tf is 1): a long entry's shared words count less."""
+        average = float(self.lengths.mean()) if self.size else 1.0
+        return (k1 + 1.0) / (1.0 + k1 * (1.0 - b + b * self.lengths / max(average, 1.0)))
 
     def overlap(
         self,
@@ -112,20 +156,17 @@ class LexicalIndex:
         form to rows that hold it but get no credit for it (it still counts in the query's weight).
         """
         min_query_weight = min_query_words * idf(self.size, 1) if self.size else 0.0
-        words = unique(match_forms(query_tokens))
-        shared = np.zeros(self.size, dtype=np.float64)
-        query_weight = 0.0
-        for word in words:
-            weight = self.idf.get(word)
-            if weight is None:
-                query_weight += self.unknown_idf
-                continue
-            query_weight += weight
-            shared[self.postings[word]] += weight
-            if uncredited and (rows := uncredited.get(word)) is not None and rows.size:
-                shared[np.intersect1d(rows, self.postings[word], assume_unique=True)] -= weight
+        words = unique(match_forms(unique(list(query_tokens))))  # each distinct token formed once
         if not words or self.size == 0:
             return Overlap(np.zeros(self.size), np.zeros(self.size), np.zeros(self.size))
+        known = self.packed.key_ids(words)
+        weights = self._idf[known]
+        shared = self.packed.weighted_sum(known, weights)
+        query_weight = float(weights.sum()) + (len(words) - known.size) * self.unknown_idf
+        present = set(words)
+        for word, rows in (uncredited or {}).items():
+            if rows.size and word in self.idf and word in present:
+                shared[np.intersect1d(rows, self.postings[word], assume_unique=True)] -= self.idf[word]
         union = query_weight + self.entry_weight - shared
         jaccard = np.divide(shared, union, out=np.zeros(self.size), where=union > 0)
         coverage = shared / max(query_weight, min_query_weight)

@@ -38,7 +38,9 @@ An entry is returned only if it is live (not superseded) and its strength is at 
 something the project never saw returns nothing. Survivors are ordered by
 ``strength × outcome factor × (regressed_factor if the fix regressed) × recency decay`` (the decay is off
 by default), and exact ties go to the newer entry. A strength of ``close_strength`` or more (or the same
-error signature) is "closely related"; the rest is "possibly related".
+error signature) is "closely related"; the rest is "possibly related". Once something passed the floor,
+the runner-up (the second strongest entry) is returned too, as possibly related, when its strength is
+at least ``runner_up_floor`` and ``runner_up_ratio`` of the best's.
 """
 
 from __future__ import annotations
@@ -98,6 +100,15 @@ class RankingWeights:
     untouched_strength: float = 2.0
     close_strength: float = 1.5  # strength from which a fix is "closely related"
     floor: float = 1.0  # the strength an entry needs to be returned (0: no floor, a diagnostic)
+    # Once a fix passed the floor, the next strongest one is returned too ("possibly related") when its
+    # strength is at least ``runner_up_floor`` and ``runner_up_ratio`` of the best's (0: off). Set on
+    # evals/related's tuning half (docs/decisions.md, "Task start: the runner-up").
+    # BM25 length normalisation of the shared words' IDF in the evidence (b; 0: off) and its k1. Measured
+    # on the tuning half, not shipped (docs/decisions.md, "Task start: the runner-up").
+    evidence_bm25_b: float = 0.0
+    evidence_bm25_k1: float = 1.2
+    runner_up_floor: float = 0.8
+    runner_up_ratio: float = 0.7
 
     def outcome_factors(self) -> FloatArray:
         """Factor per outcome code (``OUTCOME_CODES`` order)."""
@@ -181,9 +192,12 @@ def rank(
     if k <= 0 or ts.size == 0:
         return []
     value = strength(signals, weights)
-    eligible = np.flatnonzero(live & (value >= weights.floor) & np.isfinite(value))
+    usable = live & np.isfinite(value)
+    eligible = np.flatnonzero(usable & (value >= weights.floor))
     if eligible.size == 0:
         return []
+    if weights.runner_up_floor > 0 and weights.floor > 0:
+        eligible = _with_runner_up(value, usable, eligible, weights)
     score = value[eligible] * weights.outcome_factors()[outcome_codes[eligible]]
     score = np.where(regressed[eligible], score * weights.regressed_factor, score)
     if weights.recency_half_life_days:
@@ -192,3 +206,20 @@ def rank(
     score = np.round(score, 9)  # float noise must not beat recency on a tie
     order = np.lexsort((-ts[eligible], -score))[:k]
     return [(int(eligible[i]), float(score[i])) for i in order if math.isfinite(score[i])]
+
+
+def _with_runner_up(
+    value: FloatArray, usable: BoolArray, eligible: IntArray, weights: RankingWeights
+) -> IntArray:
+    """``eligible`` plus the second strongest usable entry when it is below the floor but close to the
+    strongest (``RankingWeights.runner_up_floor`` and ``runner_up_ratio``)."""
+    candidates = np.flatnonzero(usable)
+    if candidates.size < 2:
+        return eligible
+    # the two strongest, ties to the later row (the newer entry), as the final order breaks them
+    top = candidates[np.lexsort((-candidates, -value[candidates]))[:2]]
+    best, second = float(value[top[0]]), float(value[top[1]])
+    floor = max(weights.runner_up_floor * weights.floor, weights.runner_up_ratio * best)
+    if second < weights.floor and second >= floor:
+        return np.append(eligible, top[1])
+    return eligible

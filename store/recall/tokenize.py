@@ -29,6 +29,7 @@ import re
 import threading
 from collections.abc import Iterable
 from functools import lru_cache
+from itertools import chain
 
 import Stemmer
 
@@ -69,11 +70,15 @@ def _keep(token: str) -> bool:
 
 def tokenize(text: str) -> list[str]:
     """The tokens of ``text`` (see the module docstring for the rules)."""
-    tokens: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group()
-        tokens.extend(_word_tokens(word))
-    return tokens
+    # A word never spans whitespace: the text's whitespace-free chunks are tokenized once each
+    # (memoized; chunks repeat across a text and across texts) and their tokens concatenated.
+    return list(chain.from_iterable(map(_chunk_tokens, text.split())))
+
+
+@lru_cache(maxsize=1 << 16)
+def _chunk_tokens(chunk: str) -> tuple[str, ...]:
+    """The tokens of one whitespace-free chunk of a text."""
+    return tuple(chain.from_iterable(map(_word_tokens, _WORD.findall(chunk))))
 
 
 @lru_cache(maxsize=1 << 16)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -119,15 +120,22 @@ def _unit(vector: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 def embed(tokens: Sequence[str]) -> Vector:
     """The unit vector (``DIM`` float32) of a token list; all zeros for no tokens.
 
-    The same numbers as ``embed_many([tokens])[0]``, computed densely (the fast path for one query).
+    The same numbers as ``embed_many([tokens])[0]``, computed densely (the fast path for one query):
+    each distinct token's features are read once and weighed by its count (the block sums are sums of
+    ±1, integers, so the order of the additions does not change them).
     """
-    features = [_token_features(t) for t in tokens]
-    packed = [(b"".join(f[0] for f in features), b"".join(f[1] for f in features))]
-    packed.append((b"".join(f[2] for f in features), b"".join(f[3] for f in features)))
+    counts = Counter(tokens)
+    features = [_token_features(t) for t in counts]
+    times = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+    grams = np.fromiter((f[4] for f in features), dtype=np.int64, count=len(features))
+    packed = [(b"".join(f[0] for f in features), b"".join(f[1] for f in features), times)]
+    packed.append(
+        (b"".join(f[2] for f in features), b"".join(f[3] for f in features), np.repeat(times, grams))
+    )
     blocks = []
-    for bucket_bytes, sign_bytes in packed:
+    for bucket_bytes, sign_bytes, weight in packed:
         buckets = np.frombuffer(bucket_bytes, dtype=np.int64)
-        signs = np.frombuffer(sign_bytes, dtype=np.float64)
+        signs = np.frombuffer(sign_bytes, dtype=np.float64) * weight
         blocks.append(_unit(np.bincount(buckets, signs, minlength=DIM).astype(np.float64)))
     vector: Vector = _unit(WORD_SHARE * blocks[0] + (1.0 - WORD_SHARE) * blocks[1]).astype(np.float32)
     return vector
@@ -143,6 +151,9 @@ def dot_rows(matrix: Matrix, vector: Vector) -> npt.NDArray[np.float64]:
     nz = np.flatnonzero(vector)
     if matrix.shape[0] == 0 or nz.size == 0:
         return np.zeros(matrix.shape[0], dtype=np.float64)
+    if nz.size * 2 > DIM:  # a long text touches most buckets: no gather, numpy's own loop (no BLAS)
+        dense: npt.NDArray[np.float64] = np.einsum("ij,j->i", matrix, vector).astype(np.float64)
+        return dense
     product: npt.NDArray[np.float64] = (matrix[:, nz] @ vector[nz]).astype(np.float64)
     return product
 

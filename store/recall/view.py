@@ -24,7 +24,7 @@ from store.recall.code import CodeIndex, CodeTerms, code_terms, entry_keys
 from store.recall.index import LexicalIndex, idf, keywords, meaning_text, usable_index
 from store.recall.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
 from store.recall.signatures import ErrorIndex, error_words, query_error_parts
-from store.recall.tokenize import match_forms, tokenize
+from store.recall.tokenize import match_forms, tokenize, unique
 from store.recall.vectors import Matrix, Vector, VectorBuffer, dot_rows, embed, embed_many
 from store.reconcile import file_set
 from store.redact import redact_obj
@@ -419,7 +419,11 @@ class ProjectView:
             files=share,
             errors=error_signal,
             cosine=cosine,
-            words=overlap.shared,
+            words=(
+                overlap.shared * self.lexical.length_norm(weights.evidence_bm25_k1, weights.evidence_bm25_b)
+                if weights.evidence_bm25_b > 0
+                else overlap.shared
+            ),
             code=self.code.evidence(query.code.paths | query.code.symbols),
             code_words=self.code.evidence(query.code.words),
             file_mass=mass,
@@ -455,7 +459,11 @@ def query_terms(query: str, errors: Sequence[str]) -> QueryTerms:
     text_tokens = tokenize(query)
     error_tokens = tokenize("\n".join(map(error_words, errors)))
     tokens = text_tokens + error_tokens
-    only_errors = frozenset(match_forms(error_tokens)) - frozenset(match_forms(text_tokens))
+    only_errors = (
+        frozenset(match_forms(error_tokens)) - frozenset(match_forms(unique(text_tokens)))
+        if error_tokens
+        else frozenset()
+    )
     vector = embed(tokens)
     code = code_terms(query)
     return QueryTerms(tokens, vector, embed(text_tokens) if error_tokens else vector, only_errors, code)

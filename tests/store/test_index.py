@@ -6,8 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from store.recall.index import LexicalIndex, build_index, idf, keywords, usable_index
+from store.recall.index import LexicalIndex, Postings, build_index, idf, keywords, usable_index
 from tests.store.factories import make_entry
 
 
@@ -134,3 +136,29 @@ def test_an_uncredited_word_counts_in_the_query_but_not_for_those_rows() -> None
     only_row_1 = lexical.overlap(["attribute"], uncredited={"attribut": np.array([1], dtype=np.intp)})
     assert only_row_1.coverage[0] == pytest.approx(lexical.overlap(["attribute"]).coverage[0])
     assert only_row_1.coverage[1] == 0.0
+
+
+@given(
+    st.dictionaries(
+        st.text("abcde", min_size=1, max_size=3), st.lists(st.integers(0, 9), unique=True), max_size=12
+    ),
+    st.lists(st.text("abcdef", min_size=1, max_size=3), max_size=10),
+)
+def test_packed_postings_sum_like_a_loop_of_scatter_adds(
+    rows_of: dict[str, list[int]], keys: list[str]
+) -> None:
+    postings = Postings(rows_of, 10)
+    ids = postings.key_ids(keys)
+    weights = np.arange(1.0, ids.size + 1.0)
+    expected = np.zeros(10)
+    for weight, key in zip(weights, [k for k in keys if k in rows_of], strict=True):
+        expected[rows_of[key]] += weight
+    assert np.allclose(postings.weighted_sum(ids, weights), expected)
+
+
+def test_bm25_length_norm_favours_short_entries_and_is_one_at_the_average_with_b_1() -> None:
+    lexical = LexicalIndex([["a"], ["a", "b", "c"], ["a", "b"]])
+    norm = lexical.length_norm(1.2, 0.75)
+    assert norm[0] > norm[2] > norm[1]
+    assert lexical.length_norm(1.2, 1.0)[2] == pytest.approx(1.0)  # length 2 is the average
+    assert np.allclose(lexical.length_norm(1.2, 0.0), 1.0)  # b = 0: no normalisation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -92,15 +93,19 @@ signal = st.floats(0.0, 1.0)
     st.lists(st.tuples(signal, signal, signal, signal, st.floats(-1.0, 1.0)), max_size=30), st.integers(0, 8)
 )
 def test_rank_properties(rows: list[tuple[float, float, float, float, float]], k: int) -> None:
-    ranked = rank(
-        _signals(rows),
-        live=np.ones(len(rows), dtype=bool),
-        outcome_codes=np.zeros(len(rows), dtype=np.int64),
-        regressed=np.zeros(len(rows), dtype=bool),
-        ts=np.arange(len(rows), dtype=np.float64),
-        k=k,
-        now=0.0,
-    )
+    def ranked_with(weights: RankingWeights) -> list[tuple[int, float]]:
+        return rank(
+            _signals(rows),
+            live=np.ones(len(rows), dtype=bool),
+            outcome_codes=np.zeros(len(rows), dtype=np.int64),
+            regressed=np.zeros(len(rows), dtype=bool),
+            ts=np.arange(len(rows), dtype=np.float64),
+            k=k,
+            now=0.0,
+            weights=weights,
+        )
+
+    ranked = ranked_with(replace(DEFAULT_WEIGHTS, runner_up_floor=0.0))
     rel = relevance(_signals(rows)) if rows else np.zeros(0)
     assert len(ranked) <= k
     assert all(rel[row] >= DEFAULT_WEIGHTS.min_score for row, _ in ranked)
@@ -108,3 +113,34 @@ def test_rank_properties(rows: list[tuple[float, float, float, float, float]], k
     assert scores == sorted(scores, reverse=True)
     expected = min(k, int((rel >= DEFAULT_WEIGHTS.min_score).sum()))
     assert len(ranked) == expected
+    # with the runner-up: the same fixes plus at most one below the floor, never when none passed it
+    with_runner_up = ranked_with(DEFAULT_WEIGHTS)
+    below = [row for row, _ in with_runner_up if rel[row] < DEFAULT_WEIGHTS.min_score]
+    assert len(below) <= 1 and len(with_runner_up) <= k
+    assert not below or expected > 0
+    assert {row for row, _ in ranked} <= {row for row, _ in with_runner_up} or len(with_runner_up) == k
+    for row in below:  # the second strongest, close to the floor and to the best
+        assert rel[row] >= DEFAULT_WEIGHTS.runner_up_floor * DEFAULT_WEIGHTS.min_score - 1e-9
+        assert rel[row] >= DEFAULT_WEIGHTS.runner_up_ratio * rel.max() - 1e-9
+        assert int((rel > rel[row]).sum()) == 1
+
+
+BEST = (0.2, 0.4, 0.0, 0.0, 0.3)  # strength ~1.23
+NEAR = (0.15, 0.3, 0.0, 0.0, 0.2)  # strength ~0.90: under the floor, above 0.8 and 0.7 of BEST's
+
+
+@pytest.mark.parametrize(
+    ("rows", "weights", "order"),
+    [
+        ([BEST, NEAR], DEFAULT_WEIGHTS, [0, 1]),  # the runner-up comes along with a fix that passed
+        ([NEAR, BEST, NEAR], DEFAULT_WEIGHTS, [1, 2]),  # only one runner-up (the newer of a tie)
+        ([NEAR], DEFAULT_WEIGHTS, []),  # nothing passed the floor: still quiet
+        ([STRONG, NEAR], DEFAULT_WEIGHTS, [0]),  # under 0.7 of the best's strength
+        ([BEST, WEAK], DEFAULT_WEIGHTS, [0]),  # under 0.8 of the floor
+        ([BEST, NEAR], RankingWeights(runner_up_floor=0.0), [0]),  # off
+    ],
+)
+def test_the_runner_up(
+    rows: list[tuple[float, float, float, float, float]], weights: RankingWeights, order: list[int]
+) -> None:
+    assert _rank(rows, weights=weights) == order

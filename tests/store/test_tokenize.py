@@ -159,7 +159,12 @@ def test_vectors_are_unit_or_zero(tokens: list[str]) -> None:
 
 
 def test_embed_many_matches_embed() -> None:
-    lists = [tokenize("login timeout"), [], tokenize("database pool exhausted")]
+    lists = [
+        tokenize("login timeout"),
+        [],
+        tokenize("database pool exhausted"),
+        tokenize("the pool: pool pool retry, database pool retry"),  # repeats: weighed by their count
+    ]
     matrix = embed_many(lists)
     for row, tokens in enumerate(lists):
         assert np.allclose(matrix[row], embed(tokens), atol=1e-6)
