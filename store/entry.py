@@ -50,6 +50,7 @@ class FixEntry(BaseModel):
     event_id: str | None = None  # identity of the source turn
     extractor: str | None = None  # version of the extraction rules
     supersedes: str | None = None  # id of the entry this one replaces in meaning
+    changes: list[str] | None = None  # what the fix changed: ``file · symbol: old → new`` lines, <= 5
 
 
 # What a turn recorded: everything but the identities (``id``, ``event_id``), what the store adds on

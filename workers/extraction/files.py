@@ -151,7 +151,7 @@ class _Collector:
             self.add_symbols(self.resolver.resolve(diff.path, cwd), symbols_from_hunks(diff.path, diff.hunks))
 
 
-def _edit_texts(arguments: dict[str, Any]) -> list[tuple[str, str]]:
+def edit_texts(arguments: dict[str, Any]) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     edits = arguments.get("edits")
     if isinstance(edits, list):
@@ -177,7 +177,7 @@ def _structured(c: _Collector, index: int, event: ToolEvent, family: Family) -> 
     raw_path = path_of(arguments)
     if raw_path is None or edit_failed(event.output, event.exit_code, event.ok):
         return
-    pairs = _edit_texts(arguments)
+    pairs = edit_texts(arguments)
     if family is Family.EDIT and pairs and all(old == new for old, new in pairs):
         return
     sub = str(arguments.get("command", "")).lower()

@@ -15,6 +15,7 @@ from ingest.schema import ToolEvent, TurnEvent
 from store.entry import FixEntry, TestRun, entry_id
 from store.errorsig import normalize_error
 from store.redact import might_hold_secret, redact
+from workers.extraction.changes import summarize_changes
 from workers.extraction.errors import add_signature, find_errors
 from workers.extraction.files import collect_files
 from workers.extraction.limits import Limits, clip, scan_window, select_events
@@ -25,7 +26,7 @@ from workers.extraction.solution import solution_text, tags_for
 from workers.extraction.tools import Family, family_of, shell_command_of
 
 # Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
-EXTRACTOR_VERSION = "fixmem-extract/2"
+EXTRACTOR_VERSION = "fixmem-extract/3"
 _COMMAND_CHARS = 300  # the stored test command is cut to this
 # Harnesses that run every shell command in a fresh subshell: a ``cd`` never carries to the next command.
 SUBSHELL_HARNESSES = frozenset({"mini-swe-agent"})
@@ -128,5 +129,6 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         commit=redact(event.harness_meta.commit) if event.harness_meta.commit else None,
         event_id=event.event_id,
         extractor=EXTRACTOR_VERSION,
+        changes=summarize_changes(events, resolver, files, limits) or None,
     )
     return Extracted(entry=entry, skip=None)
