@@ -112,8 +112,8 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         files, symbols, errors = ([redact(x) for x in xs] for xs in (touched.files, touched.symbols, errors))
     else:
         files, symbols = touched.files, touched.symbols
-    last_text = next((t for t in reversed(event.round_texts) if t.strip()), "")
-    solution = solution_text(files, tests, [redact(clip(last_text, 4_000))], limits.max_solution_chars)
+    recent = [redact(clip(t, 4_000)) for t in [t for t in event.round_texts if t.strip()][-3:]]
+    solution = solution_text(files, tests, recent, limits.max_solution_chars)
     entry = FixEntry(
         id=entry_id(event.owner, event.project_key, event.event_id),
         ts=event.ts,
