@@ -85,6 +85,10 @@ class FilesResult:
     files: list[str] = field(default_factory=list)
     symbols: list[str] = field(default_factory=list)
     authoritative_diff: bool = False  # whether a final git diff decided the list
+    # Event indexes of the first and the last change to one of ``files`` (None: no change seen, e.g. the
+    # harness's list only), and the files the turn created and deleted again (scratch: ``reproduce.py``).
+    edit_span: tuple[int, int] | None = None
+    scratch: list[str] = field(default_factory=list)
 
 
 def prints_full_diff(command: str) -> bool:
@@ -391,4 +395,13 @@ def _symbols_of(c: _Collector, files: list[str], limits: Limits, *, authoritativ
                 symbols.append(name)
     qualified = {name.rsplit(".", 1)[-1] for name in symbols if "." in name}
     symbols = [name for name in symbols if "." in name or name not in qualified]
-    return FilesResult(files=files, symbols=symbols, authoritative_diff=authoritative)
+    kept = set(files)
+    at = [index for index, kind, path in c.ops if path in kept and kind not in {"revert", "stash", "unstash"}]
+    scratch = [p for p, t in _replay(c.ops).items() if t.created and not t.alive]
+    return FilesResult(
+        files=files,
+        symbols=symbols,
+        authoritative_diff=authoritative,
+        edit_span=(min(at), max(at)) if at else None,
+        scratch=scratch,
+    )

@@ -16,12 +16,12 @@ from store.entry import FixEntry, TestRun, entry_id
 from store.errorsig import normalize_error
 from store.redact import might_hold_secret, redact
 from workers.extraction.changes import summarize_changes
-from workers.extraction.errors import add_signature, find_errors
+from workers.extraction.errors import add_signature, find_errors, installs, is_environment_noise
 from workers.extraction.files import collect_files
 from workers.extraction.limits import Limits, clip, scan_window, select_events
-from workers.extraction.outcome import decide_outcome, last_run
+from workers.extraction.outcome import EditEvidence, decide_outcome, deciding_run, find_runs
 from workers.extraction.paths import PathResolver
-from workers.extraction.shell import reads_only
+from workers.extraction.shell import parse_commands, reads_only
 from workers.extraction.solution import solution_text, tags_for
 from workers.extraction.tools import Family, family_of, shell_command_of
 
@@ -54,8 +54,13 @@ def _mines_errors(event: ToolEvent) -> bool:
     if family in {Family.READ, Family.EDIT, Family.WRITE, Family.PATCH}:
         return False
     if family is Family.SHELL:
-        command = shell_command_of(event.input)
-        return bool(command) and not reads_only(command[:20_000])
+        command = shell_command_of(event.input)[:20_000]
+        if not command or reads_only(command):
+            return False
+        ran = [c for c in parse_commands(command) if c.words and c.words[0] not in {"cd", "echo", "sudo"}]
+        return not ran or not all(
+            installs(list(c.words)) for c in ran
+        )  # an install's output: the environment
     return True
 
 
@@ -67,6 +72,7 @@ def collect_errors(events: Sequence[ToolEvent], workspace: str, limits: Limits) 
             raws.extend(find_errors(scan_window(event.output, limits)))
     secret_free = not might_hold_secret("\n".join(raws))  # one anchor scan for the whole turn
     kept: list[str] = []
+    raws = [raw for raw in raws if not is_environment_noise(raw)]
     for raw in raws:
         # redact before normalizing: cutting or rewriting digits must never leave half a secret
         text = raw if secret_free else redact(raw)
@@ -101,7 +107,8 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
     if not touched.files:
         return Extracted(entry=None, skip=SkipReason.NO_FILES)
     errors = collect_errors(events, resolver.workspace, limits)
-    run = last_run(events, limits)
+    evidence = EditEvidence(tuple(touched.files), touched.edit_span, frozenset(touched.scratch))
+    run = deciding_run(find_runs(events, limits, evidence), evidence)
     tests, outcome = decide_outcome(run, event.harness_meta)
     if tests is not None:  # redacted before it is cut: a cut must never leave half a secret
         command = " ".join(redact(tests.command[: _COMMAND_CHARS * 4]).split())[:_COMMAND_CHARS]
