@@ -146,6 +146,37 @@ def _replace_pairs(code: str) -> list[tuple[str, str]]:
     return pairs
 
 
+_SKILL_EDITS = {"edit_file_by_replace": ("to_replace", "new_content")}  # OpenHands' IPython agent skills
+
+
+def _skill_edits(code: str) -> list[tuple[str, str, str]]:
+    """``(path, old, new)`` of each ``edit_file_by_replace(path, to_replace=…, new_content=…)`` call."""
+    if "edit_file_by_replace" not in code:
+        return []
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found: list[tuple[str, str, str]] = []
+    for node in ast.walk(tree):
+        if (
+            not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name))
+            or node.func.id not in _SKILL_EDITS
+        ):
+            continue
+        old_key, new_key = _SKILL_EDITS[node.func.id]
+        values = {k.arg: k.value for k in node.keywords if k.arg}
+        path = node.args[0] if node.args else values.get("file_name")
+        old, new = values.get(old_key), values.get(new_key)
+        texts = [
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else None
+            for v in (path, old, new)
+        ]
+        if all(t is not None for t in texts):
+            found.append((texts[0], texts[1], texts[2]))  # type: ignore[arg-type]
+    return found
+
+
 class _Walk:
     """Changed lines per resolved path, and the last full diff's lines (with its event index)."""
 
@@ -252,7 +283,11 @@ def _collect(events: Sequence[ToolEvent], resolver: PathResolver, limits: Limits
         elif family is Family.PYTHON and not edit_failed(event.output, event.exit_code, event.ok):
             code = event.input.get("code", event.input.get("command", ""))
             if isinstance(code, str):
-                _script_edits(walk, index, clip(code, limits.max_input_chars), resolver.workspace or None)
+                code = clip(code, limits.max_input_chars)
+                _script_edits(walk, index, code, resolver.workspace or None)
+                for path, old, new in _skill_edits(code):
+                    names = symbols_from_edit(path, old, new, event.output[:20_000])
+                    walk.add(index, path, names[0] if names else "", _edit_lines(old, new))
         if event.diff and family not in {Family.PATCH, Family.EDIT, Family.WRITE}:  # those read theirs above
             walk.diffs(index, parse_patch(clip(event.diff, limits.max_input_chars)))
     return walk

@@ -90,6 +90,18 @@ def test_a_final_git_diff_gives_the_issue_example() -> None:
             ["pkg/io.py"],
             ["io.py: no_color=True → no_color=not pretty"],
         ),
+        (  # an OpenHands IPython agent skill edit
+            ev(
+                "run_ipython",
+                {
+                    "code": "edit_file_by_replace(\n'/repo/src/App.css',\nto_replace='color: black;',\n"
+                    "new_content='color: var(--fg);',\n)"
+                },
+                "[File: /repo/src/App.css (79 lines total after edit)]",
+            ),
+            ["src/App.css"],
+            ["App.css: color: black; → color: var(--fg);"],
+        ),
         (  # a new file: its most informative line
             ev(
                 "Write",
