@@ -53,24 +53,15 @@ class FixEntry(BaseModel):
     changes: list[str] | None = None  # what the fix changed: ``file · symbol: old → new`` lines, <= 5
 
 
-# What a turn recorded: everything but the identities (``id``, ``event_id``), what the store adds on
-# append (``supersedes``) and the version of the rules (``extractor``). Same values, same turn.
+# What identifies a recorded turn whatever the extraction rules: its time, its task, the files it changed
+# and the commit. Not what the rules make of the turn (symbols, errors, tests, outcome, solution, tags,
+# changes), which changes with ``extractor``: a re-import under a newer extractor must still find the turn
+# (tests/fixtures/legacy-data, docs/decisions.md "What the fix was"). Same values, same turn.
 # The store compares contents only between entries of imported turns (``IMPORTED_EVENT_PREFIX``): their
 # ids are derived by fixmem's importers, whose rule changed once (ids no longer follow the log's path);
 # an id a harness gives is its own word that two turns are distinct, even with the same content.
 IMPORTED_EVENT_PREFIX = "bf-"
-CONTENT_FIELDS = (
-    "ts",
-    "task",
-    "files",
-    "symbols",
-    "errors",
-    "tests",
-    "outcome",
-    "solution",
-    "tags",
-    "commit",
-)
+CONTENT_FIELDS = ("ts", "task", "files", "commit")
 
 
 def content_key(entry: FixEntry) -> bytes | None:
