@@ -16,8 +16,10 @@ The deciding run (``deciding_run``):
 3. among the runs left, the last one that **covers the changed code** wins (the whole suite, or a target
    naming a changed file's stem or directory: ``tests/test_separable.py`` for ``modeling/separable.py``);
    without one, the last run;
-4. a failing run whose failing tests all failed before the first edit too (same ids, none in a file the
-   turn changed) and that passed others is a pass: those failures are **pre-existing**.
+4. a failing run whose failing tests all failed before the first edit too (same ids) and that passed
+   others is a pass: those failures are **pre-existing** — unless one of them may be the turn's target (in
+   a file the turn changed, naming a changed module such as ``test_mod4`` for ``src/mod4.py``, or named
+   in the task): a target that still fails is this turn's failure.
 
 Outcome: ``fixed`` (tests ran after the last edit and passed, pre-existing failures aside), ``partial``
 (they ran after the last edit and failed), ``unverified`` (no test run after the last edit, or the harness
@@ -114,11 +116,12 @@ class Run:
 @dataclass(frozen=True)
 class EditEvidence:
     """What the turn changed, to judge its runs by: its files, the event indexes of its first and last
-    change to them (None when unknown), and the files it created and deleted again."""
+    change to them (None when unknown), the files it created and deleted again, and its task."""
 
     files: tuple[str, ...] = ()
     span: tuple[int, int] | None = None
     scratch: frozenset[str] = frozenset()
+    task: str = ""  # the user's request: a failing test it names is the turn's target
 
 
 def _runner_command(command: str) -> tuple[Command | None, bool]:
@@ -265,6 +268,24 @@ def _passed_some(run: Run) -> bool:
     return count > 0
 
 
+def _related(failing: frozenset[str], evidence: EditEvidence) -> bool:
+    """Whether failing tests may be the turn's own target: in a file it changed, naming a changed module
+    (``test_mod4`` for ``src/mod4.py``), or named in the task. Those are never pre-existing."""
+    touched = tuple(evidence.files)
+    words = _module_words(evidence.files)
+    task = evidence.task.lower()
+    for test in failing:
+        lowered = test.lower()
+        name = re.split(r"::|\s|\(", lowered.rsplit("::", 1)[-1])[0]
+        if (
+            ("::" in test and test.split("::", 1)[0].endswith(touched))
+            or any(word in lowered for word in words)
+            or (len(name) >= 4 and name in task)
+        ):
+            return True
+    return False
+
+
 def deciding_run(runs: Sequence[Run], evidence: EditEvidence) -> Run | None:
     """The run that decides the outcome (the module docstring's rules), ``ok`` already corrected for
     failures that were there before the first edit; ``None`` when no run came after the last edit."""
@@ -281,9 +302,7 @@ def deciding_run(runs: Sequence[Run], evidence: EditEvidence) -> Run | None:
     for run in runs:
         if run.index < span[0]:
             before |= run.failing
-    touched = tuple(evidence.files)
-    ours = any(t.split("::", 1)[0].endswith(touched) for t in chosen.failing if "::" in t)
-    if chosen.failing <= before and not ours and _passed_some(chosen):
+    if chosen.failing <= before and not _related(chosen.failing, evidence) and _passed_some(chosen):
         note = f"; {len(chosen.failing)} failing before the first edit too"
         return replace(chosen, ok=True, summary=chosen.summary + note)
     return chosen

@@ -107,7 +107,9 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
     if not touched.files:
         return Extracted(entry=None, skip=SkipReason.NO_FILES)
     errors = collect_errors(events, resolver.workspace, limits)
-    evidence = EditEvidence(tuple(touched.files), touched.edit_span, frozenset(touched.scratch))
+    evidence = EditEvidence(
+        tuple(touched.files), touched.edit_span, frozenset(touched.scratch), event.user_message[:4_000]
+    )
     run = deciding_run(find_runs(events, limits, evidence), evidence)
     tests, outcome = decide_outcome(run, event.harness_meta)
     if tests is not None:  # redacted before it is cut: a cut must never leave half a secret

@@ -67,6 +67,12 @@ def outcome_of(*events: dict[str, Any]) -> tuple[str, str | None]:
             "1 failed, 30 passed",
             id="failing-test-in-a-changed-file",
         ),
+        pytest.param(  # the target (test_separable for separable.py) failing before and after: a failure
+            [bash("pytest", NEW_FAIL, 1), edit(), bash("pytest", NEW_FAIL, 1)],
+            "partial",
+            "1 failed, 30 passed",
+            id="target-still-failing",
+        ),
         pytest.param(  # tests ran, then the code changed again: no run after the last edit
             [edit(), bash("pytest", PASS), edit()],
             "unverified",
@@ -132,6 +138,16 @@ def outcome_of(*events: dict[str, Any]) -> tuple[str, str | None]:
 )
 def test_outcome_rules(events: list[dict[str, Any]], outcome: str, summary: str | None) -> None:
     assert outcome_of(*events) == (outcome, summary)
+
+
+def test_a_failing_test_the_task_names_is_never_pre_existing() -> None:
+    events = [bash("pytest", PRE, 1), edit(), bash("pytest", PRE_AFTER, 1)]
+    turn = TurnEvent.model_validate(
+        {"v": 1, "ts": 1.0, "owner": "o", "project_key": WS, "workspace": WS, "tool_events": events,
+         "user_message": "test_env fails on CI, fix it"}
+    )  # fmt: skip
+    entry = extract(turn).entry
+    assert entry is not None and entry.outcome == "partial"
 
 
 def test_failing_test_ids_by_runner_format() -> None:
