@@ -146,6 +146,8 @@ def _replace_pairs(code: str) -> list[tuple[str, str]]:
     return pairs
 
 
+# A shell command that can show or make a change holds one of these (a cheap first test).
+_SHELL_WORDS = ("diff", "submit", "sed", "python", "pypy")
 _SKILL_EDITS = {"edit_file_by_replace": ("to_replace", "new_content")}  # OpenHands' IPython agent skills
 
 
@@ -236,7 +238,7 @@ def _script_edits(walk: _Walk, index: int, code: str, cwd: str | None) -> None:
 
 def _shell(walk: _Walk, index: int, event: ToolEvent, cwd: str | None) -> None:
     command = clip(shell_command_of(event.input), walk.limits.max_input_chars) or event.tool.strip().lower()
-    if event.exit_code in {126, 127}:
+    if event.exit_code in {126, 127} or not any(word in command for word in _SHELL_WORDS):
         return
     if prints_full_diff(command):
         diffs = parse_patch(scan_window(event.output, walk.limits))

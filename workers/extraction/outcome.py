@@ -8,7 +8,7 @@ expected-result line gives a verdict (``script_run_of``). A runner's ``ok`` come
 it belongs to the runner (the runner is the line's last command, not piped into ``tail``), else from the
 summary text, else from the harness's ``ok`` flag.
 
-The deciding run (``deciding_run``):
+The deciding run (``decide_run``):
 
 1. only runs **after the last edit** of the turn's files count (``FilesResult.edit_span``); when no edit
    was seen (the harness's file list only), every run counts;
@@ -173,8 +173,7 @@ def run_of(event: ToolEvent, limits: Limits) -> Run | None:
         if summary
         else ("exit code " + str(event.exit_code) if event.exit_code is not None else "")
     )
-    failing = failing_tests(output) if not ok else frozenset()
-    return Run(runner=runner, command=command, ok=ok, summary=text, failing=failing, targets=run_targets(cmd))
+    return Run(runner=runner, command=command, ok=ok, summary=text, targets=run_targets(cmd))
 
 
 def script_run_of(event: ToolEvent, limits: Limits, scratch: frozenset[str] = frozenset()) -> Run | None:
@@ -221,16 +220,14 @@ def _script_of(cmd: Command, scratch_names: set[str]) -> str | None:
     return name if _REPRO_NAME.search(name) or name in scratch_names else None
 
 
-def find_runs(
-    events: Sequence[ToolEvent], limits: Limits, evidence: EditEvidence = EditEvidence()
-) -> list[Run]:
-    """Every test run of the turn, runners' and reproduction scripts', in order, with its event index."""
-    runs: list[Run] = []
-    for index, event in enumerate(events):
-        run = run_of(event, limits) or script_run_of(event, limits, evidence.scratch)
-        if run is not None:
-            runs.append(replace(run, index=index))
-    return runs
+def _run_at(events: Sequence[ToolEvent], index: int, limits: Limits, evidence: EditEvidence) -> Run | None:
+    """The test run event ``index`` is, with its index; ``None`` for none, or for a runner's run of test
+    files the turn wrote and deleted again (no evidence)."""
+    event = events[index]
+    run = run_of(event, limits) or script_run_of(event, limits, evidence.scratch)
+    if run is None or (not run.script and _only_scratch(run, evidence.scratch)):
+        return None
+    return replace(run, index=index)
 
 
 def _module_words(files: Sequence[str]) -> set[str]:
@@ -286,22 +283,33 @@ def _related(failing: frozenset[str], evidence: EditEvidence) -> bool:
     return False
 
 
-def deciding_run(runs: Sequence[Run], evidence: EditEvidence) -> Run | None:
+def decide_run(events: Sequence[ToolEvent], limits: Limits, evidence: EditEvidence) -> Run | None:
     """The run that decides the outcome (the module docstring's rules), ``ok`` already corrected for
-    failures that were there before the first edit; ``None`` when no run came after the last edit."""
-    runs = [r for r in runs if r.script or not _only_scratch(r, evidence.scratch)]
+    pre-existing failures; ``None`` when no run came after the last edit. Reads the runs from the end
+    back to the last edit, stopping at the first covering one; failing ids only when the chosen run
+    failed, and the runs before the first edit only then."""
     span = evidence.span
-    after = [r for r in runs if span is None or r.index >= span[1]]  # same call: edit, then run
-    if not after:
-        return None
-    covering = [r for r in after if covers(r, evidence.files)]
-    chosen = (covering or after)[-1]
-    if chosen.ok or not chosen.failing or span is None:
+    chosen: Run | None = None
+    last: Run | None = None
+    for index in range(len(events) - 1, (span[1] if span else 0) - 1, -1):  # same call: edit, then run
+        run = _run_at(events, index, limits, evidence)
+        if run is None:
+            continue
+        last = last or run
+        if covers(run, evidence.files):
+            chosen = run
+            break
+    chosen = chosen or last
+    if chosen is None or chosen.ok or span is None:
+        return chosen
+    chosen = replace(chosen, failing=failing_tests(scan_window(events[chosen.index].output, limits)))
+    if not chosen.failing:
         return chosen
     before: set[str] = set()
-    for run in runs:
-        if run.index < span[0]:
-            before |= run.failing
+    for index in range(min(span[0], len(events))):
+        run = _run_at(events, index, limits, evidence)
+        if run is not None and not run.ok:
+            before |= failing_tests(scan_window(events[index].output, limits))
     if chosen.failing <= before and not _related(chosen.failing, evidence) and _passed_some(chosen):
         note = f"; {len(chosen.failing)} failing before the first edit too"
         return replace(chosen, ok=True, summary=chosen.summary + note)

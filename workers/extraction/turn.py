@@ -19,7 +19,7 @@ from workers.extraction.changes import summarize_changes
 from workers.extraction.errors import add_signature, find_errors, installs, is_environment_noise
 from workers.extraction.files import collect_files
 from workers.extraction.limits import Limits, clip, scan_window, select_events
-from workers.extraction.outcome import EditEvidence, decide_outcome, deciding_run, find_runs
+from workers.extraction.outcome import EditEvidence, decide_outcome, decide_run
 from workers.extraction.paths import PathResolver
 from workers.extraction.shell import parse_commands, reads_only
 from workers.extraction.solution import solution_text, tags_for
@@ -28,6 +28,9 @@ from workers.extraction.tools import Family, family_of, shell_command_of
 # Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
 EXTRACTOR_VERSION = "fixmem-extract/3"
 _COMMAND_CHARS = 300  # the stored test command is cut to this
+# Every installer ``errors.installs`` knows has one of these in its command line (a cheap first test).
+_INSTALLER_NAMES = ("pip", "uv", "conda", "mamba", "apt", "apk", "yum", "dnf", "brew", "npm", "yarn", "pnpm",
+                    "gem", "cargo", "go ", "poetry")  # fmt: skip
 # Harnesses that run every shell command in a fresh subshell: a ``cd`` never carries to the next command.
 SUBSHELL_HARNESSES = frozenset({"mini-swe-agent"})
 
@@ -57,10 +60,11 @@ def _mines_errors(event: ToolEvent) -> bool:
         command = shell_command_of(event.input)[:20_000]
         if not command or reads_only(command):
             return False
+        if not any(name in command for name in _INSTALLER_NAMES):
+            return True
+        # an install's output is the environment's
         ran = [c for c in parse_commands(command) if c.words and c.words[0] not in {"cd", "echo", "sudo"}]
-        return not ran or not all(
-            installs(list(c.words)) for c in ran
-        )  # an install's output: the environment
+        return not ran or not all(installs(list(c.words)) for c in ran)
     return True
 
 
@@ -110,7 +114,7 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
     evidence = EditEvidence(
         tuple(touched.files), touched.edit_span, frozenset(touched.scratch), event.user_message[:4_000]
     )
-    run = deciding_run(find_runs(events, limits, evidence), evidence)
+    run = decide_run(events, limits, evidence)
     tests, outcome = decide_outcome(run, event.harness_meta)
     if tests is not None:  # redacted before it is cut: a cut must never leave half a secret
         command = " ".join(redact(tests.command[: _COMMAND_CHARS * 4]).split())[:_COMMAND_CHARS]
