@@ -54,26 +54,18 @@ class FixEntry(BaseModel):
     outcome_source: str | None = None  # "agent-tests" | "verdict:<source>": what decided ``outcome``
     agent_outcome: Outcome | None = None  # the agent's own label, kept once a verdict decides ``outcome``
     verdict: dict[str, Any] | None = None  # the verdict in effect: {source, outcome, ts, detail}
+    changes: list[str] | None = None  # what the fix changed: ``file · symbol: old → new`` lines, <= 5
 
 
-# What a turn recorded: everything but the identities (``id``, ``event_id``), what the store adds on
-# append (``supersedes``) and the version of the rules (``extractor``). Same values, same turn.
+# What identifies a recorded turn whatever the extraction rules: its time, its task, the files it changed
+# and the commit. Not what the rules make of the turn (symbols, errors, tests, outcome, solution, tags,
+# changes), which changes with ``extractor``: a re-import under a newer extractor must still find the turn
+# (tests/fixtures/legacy-data, docs/decisions.md "What the fix was"). Same values, same turn.
 # The store compares contents only between entries of imported turns (``IMPORTED_EVENT_PREFIX``): their
 # ids are derived by fixmem's importers, whose rule changed once (ids no longer follow the log's path);
 # an id a harness gives is its own word that two turns are distinct, even with the same content.
 IMPORTED_EVENT_PREFIX = "bf-"
-CONTENT_FIELDS = (
-    "ts",
-    "task",
-    "files",
-    "symbols",
-    "errors",
-    "tests",
-    "outcome",
-    "solution",
-    "tags",
-    "commit",
-)
+CONTENT_FIELDS = ("ts", "task", "files", "commit")
 
 
 def content_key(entry: FixEntry) -> bytes | None:
@@ -81,12 +73,7 @@ def content_key(entry: FixEntry) -> bytes | None:
     rule made its id); None for any other entry."""
     if not (entry.event_id or "").startswith(IMPORTED_EVENT_PREFIX):
         return None
-    values = [
-        entry.tests.model_dump() if f == "tests" and entry.tests else getattr(entry, f)
-        for f in CONTENT_FIELDS
-    ]
-    if entry.agent_outcome is not None:  # a verdict changed the outcome: the turn recorded the agent's
-        values[CONTENT_FIELDS.index("outcome")] = entry.agent_outcome
+    values = [getattr(entry, f) for f in CONTENT_FIELDS]  # a verdict changes none of these
     return hashlib.sha256(orjson.dumps(values)).digest()[:16]
 
 

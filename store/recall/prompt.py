@@ -9,9 +9,11 @@ English prose and about 3 on code and paths; CJK text costs about one token per 
 block (header included) never exceeds ``budget_tokens`` by this estimate: entries that do not fit are
 left out, and a first entry too long on its own is shortened with "…".
 
-Closely related fixes come first, each with its files, error, solution and why it matched; possibly
-related ones follow under ``Possibly related:``, one short line each (task, first file, age), so a
-harness reading the block knows which to trust.
+Closely related fixes come first, each with its files, error, solution and why it matched, and under it
+up to three ``change:`` lines (what the fix changed: ``file · symbol: old → new``); possibly related ones
+follow under ``Possibly related:``, one short line each (task, first file, first change, age), so a
+harness reading the block knows which to trust. An entry whose change lines do not fit is shown with
+fewer of them before it is left out.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ MAX_TASK_CHARS = 160
 MAX_ERROR_CHARS = 160
 MAX_SOLUTION_CHARS = 240
 MAX_FILES_SHOWN = 3
+MAX_CHANGES_SHOWN = 3  # change lines under a closely related fix; a possibly related one shows one
+MAX_CHANGE_CHARS = 200
+MAX_SHORT_CHANGE_CHARS = 120
 ELLIPSIS = "…"
 
 
@@ -67,8 +72,9 @@ def _clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + ELLIPSIS
 
 
-def render_line(item: PromptItem, now: float) -> str:
-    """One entry as one line: outcome, task, files, main error, solution, age, marks."""
+def render_line(item: PromptItem, now: float, changes: int = MAX_CHANGES_SHOWN) -> str:
+    """One entry: a line with outcome, task, files, main error, solution, age and marks, then up to
+    ``changes`` of its change lines, each indented under it (``  change: file · symbol: old → new``)."""
     entry = item.entry
     outcome = entry.outcome + (", regressed later" if item.regressed else "")
     parts = [f"- [{outcome}] {_clip(entry.task, MAX_TASK_CHARS) or '(no task text)'}"]
@@ -84,16 +90,19 @@ def render_line(item: PromptItem, now: float) -> str:
         parts.append(_clip(item.why, MAX_ERROR_CHARS))
     age = format_age(max(now - entry.ts, 0.0))
     parts.append(age + "".join(f" ({mark})" for mark in item.stale))
-    return redact(" | ".join(parts))
+    below = [f"  change: {_clip(c, MAX_CHANGE_CHARS)}" for c in (entry.changes or [])[: max(changes, 0)]]
+    return redact("\n".join([" | ".join(parts), *below]))
 
 
-def render_short(item: PromptItem, now: float) -> str:
-    """A possibly related entry as a short line: outcome, task, first file, age, marks."""
+def render_short(item: PromptItem, now: float, changes: int = 1) -> str:
+    """A possibly related entry as a short line: outcome, task, first file, its first change, age, marks."""
     entry = item.entry
     outcome = entry.outcome + (", regressed later" if item.regressed else "")
     parts = [f"- [{outcome}] {_clip(entry.task, MAX_POSSIBLE_TASK_CHARS) or '(no task text)'}"]
     if entry.files:
         parts.append("files: " + _clip(entry.files[0], 120) + (" (+more)" if len(entry.files) > 1 else ""))
+    if entry.changes and changes > 0:
+        parts.append("change: " + _clip(entry.changes[0], MAX_SHORT_CHANGE_CHARS))
     age = format_age(max(now - entry.ts, 0.0))
     parts.append(age + "".join(f" ({mark})" for mark in item.stale))
     return redact(" | ".join(parts))
@@ -118,6 +127,14 @@ def _min_shortened(item: PromptItem) -> int:
     return len(f"- [{item.entry.outcome}] ") + MIN_SHORTENED_TEXT
 
 
+def _variants(item: PromptItem, now: float) -> list[str]:
+    """The item's renderings, most change lines first, down to none."""
+    most = MAX_CHANGES_SHOWN if item.close else 1
+    count = min(len(item.entry.changes or []), most)
+    draw = render_line if item.close else render_short
+    return [draw(item, now, n) for n in range(count, -1, -1)]
+
+
 def render(items: Sequence[PromptItem], budget_tokens: int, *, now: float) -> str:
     """The block for ``items`` (most relevant first) within ``budget_tokens``; "" for no items. Pure."""
     if not items or estimate_tokens(HEADER) > budget_tokens:
@@ -126,13 +143,16 @@ def render(items: Sequence[PromptItem], budget_tokens: int, *, now: float) -> st
     block = HEADER
     ordered = [item for item in items if item.close] + [item for item in items if not item.close]
     for i, item in enumerate(ordered):
-        line = render_line(item, now) if item.close else render_short(item, now)
+        lines = _variants(item, now)  # with all its change lines, then fewer: the first that fits is kept
         if not item.close and (i == 0 or ordered[i - 1].close):
-            line = POSSIBLE_HEADER + "\n" + line
-        candidate = block + "\n" + line
-        if estimate_tokens(candidate) <= budget_tokens:
-            block = candidate
+            lines = [POSSIBLE_HEADER + "\n" + line for line in lines]
+        fitting = next(
+            (c for line in lines if estimate_tokens(c := block + "\n" + line) <= budget_tokens), None
+        )
+        if fitting is not None:
+            block = fitting
             continue
+        line = lines[-1]
         if i == 0:  # the most relevant entry alone is too long: shorten it rather than say nothing
             room = max_bytes - len((block + "\n").encode("utf-8"))
             short = _fit(line, room)

@@ -163,3 +163,54 @@ def test_stale_marks_and_block(tmp_path: Path) -> None:
 def test_prompt_block_refuses_other_values() -> None:
     with pytest.raises(TypeError, match="Recalled or FixEntry"):
         prompt_block(["not an entry"], now=NOW)  # type: ignore[arg-type]
+
+
+CHANGES = [
+    "separable.py · _cstack: cright[...] = 1 → cright[...] = right",
+    "separable.py · _cdot: + return np.dot(left, right)",
+    "core.py · Unit.__eq__: + except (ValueError, TypeError):",
+    "test_separable.py: + assert_allclose(result, expected)",
+]
+
+
+def test_a_closely_related_fix_shows_up_to_three_change_lines_under_it() -> None:
+    entry = make_entry(0, "fix nested compound models", files=["separable.py"], changes=CHANGES)
+    block = render([PromptItem(entry)], 600, now=NOW)
+    lines = block.split("\n")
+    assert lines[1].startswith("- [fixed] fix nested compound models")
+    assert lines[2:] == [f"  change: {c}" for c in CHANGES[:3]]
+
+
+def test_a_possibly_related_fix_shows_its_first_change_on_its_line() -> None:
+    entry = make_entry(0, "fix nested compound models", files=["separable.py"], changes=CHANGES)
+    block = render([PromptItem(entry, close=False)], 600, now=NOW)
+    assert block.split("\n")[2] == (
+        f"- [fixed] fix nested compound models | files: separable.py | change: {CHANGES[0]} | 3d ago"
+    )
+
+
+def test_change_lines_are_dropped_before_the_entry_when_the_budget_is_tight() -> None:
+    first = make_entry(0, "first fix", changes=CHANGES)
+    second = make_entry(1, "second fix", changes=CHANGES)
+    full = render([PromptItem(first)], 600, now=NOW)
+    budget = estimate_tokens(full) + 30  # room for the first with all its lines and a bare second one
+    block = render([PromptItem(first), PromptItem(second)], budget, now=NOW)
+    assert estimate_tokens(block) <= budget
+    assert block.startswith(full)
+    assert "second fix" in block and block.count("  change: ") < 6
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(long_text, st.lists(long_text, max_size=5), st.booleans()), min_size=1, max_size=6),
+    st.integers(min_value=0, max_value=400),
+)
+def test_block_with_changes_never_exceeds_the_budget(
+    rows: list[tuple[str, list[str], bool]], budget: int
+) -> None:
+    items = [
+        PromptItem(make_entry(i, task, changes=changes or None), close=close)
+        for i, (task, changes, close) in enumerate(rows)
+    ]
+    block = render(items, budget, now=NOW)
+    assert estimate_tokens(block) <= budget

@@ -180,6 +180,62 @@ def _match_line(line: str, stripped: str, lines: list[str], index: int) -> str |
     return None
 
 
+# The environment, not the code: a missing program (``pytest: command not found``, ``bash: ./ponyc: No such
+# file or directory``), a missing Makefile or make target, a failed package install.
+_ENVIRONMENT = re.compile(
+    r": command not found$|^make(?:\[\d+\])?: \*\*\* No (?:rule to make target|targets specified)|"
+    r"No targets specified and no makefile found|^(?:GNU)?[Mm]akefile:? .*No such file or directory|"
+    r"^g?make(?:\[\d+\])?: .*[Mm]akefile.*No such file|"
+    r"^\S*sh: (?:line \d+: )?\S+: No such file or directory$|"
+    r"Could not find a version that satisfies|No matching distribution found|"
+    r"Failed building wheel|Could not build wheels|subprocess-exited-with-error|Failed to build installable|"
+    r"^E: (?:Unable to locate package|Could not open lock file|Package '.+' has no installation candidate)|"
+    r"^npm ERR! (?:code E404|404 )|Could not install packages due to|ResolutionImpossible|"
+    r"externally-managed-environment|No module named '?(?:pip|setuptools|wheel)'?$",
+    re.IGNORECASE,
+)
+# Commands whose output is the environment's: package installs.
+_INSTALLERS = {
+    "pip": {"install", "download", "wheel"},
+    "pip3": {"install", "download", "wheel"},
+    "uv": {"pip", "add", "sync"},
+    "conda": {"install", "create"},
+    "mamba": {"install", "create"},
+    "apt": {"install", "update"},
+    "apt-get": {"install", "update"},
+    "apk": {"add"},
+    "yum": {"install"},
+    "dnf": {"install"},
+    "brew": {"install"},
+    "npm": {"install", "i", "ci"},
+    "yarn": {"install", "add"},
+    "pnpm": {"install", "i", "add"},
+    "gem": {"install"},
+    "cargo": {"install"},
+    "go": {"get", "install"},
+    "poetry": {"install", "add"},
+}
+
+
+def is_environment_noise(signature: str) -> bool:
+    """Whether an error signature is the environment's (a missing program or Makefile, a failed package
+    install), not the code's: it is no error signature of the fix."""
+    return bool(_ENVIRONMENT.search(signature))
+
+
+def installs(argv: list[str]) -> bool:
+    """Whether a simple command installs packages (``pip install``, ``python -m pip install``, ``apt-get
+    install``, ``npm ci`` …): its output is the environment's."""
+    words = [w for w in argv if not w.startswith("-")]
+    if words[:1] and re.match(r"^(?:python|pypy)[\d.]*$", words[0].rsplit("/", 1)[-1]):
+        words = [w for w in argv[1:] if w != "-m" and not w.startswith("-")]
+    if words[:1] == ["sudo"]:
+        words = words[1:]
+    if len(words) < 2:
+        return False
+    return words[1] in _INSTALLERS.get(words[0].rsplit("/", 1)[-1], set())
+
+
 def add_signature(kept: list[str], candidate: str, limit: int) -> None:
     """Add ``candidate`` unless it repeats a kept one; a longer form replaces a shorter one in place."""
     if not candidate:

@@ -88,6 +88,10 @@ class FilesResult:
     files: list[str] = field(default_factory=list)
     symbols: list[str] = field(default_factory=list)
     authoritative_diff: bool = False  # whether a final git diff decided the list
+    # Event indexes of the first and the last change to one of ``files`` (None: no change seen, e.g. the
+    # harness's list only), and the files the turn created and deleted again (scratch: ``reproduce.py``).
+    edit_span: tuple[int, int] | None = None
+    scratch: list[str] = field(default_factory=list)
 
 
 def prints_full_diff(command: str) -> bool:
@@ -155,7 +159,7 @@ class _Collector:
             self.add_symbols(self.resolver.resolve(diff.path, cwd), symbols_from_hunks(diff.path, diff.hunks))
 
 
-def _edit_texts(arguments: dict[str, Any]) -> list[tuple[str, str]]:
+def edit_texts(arguments: dict[str, Any]) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     edits = arguments.get("edits")
     if isinstance(edits, list):
@@ -181,7 +185,7 @@ def _structured(c: _Collector, index: int, event: ToolEvent, family: Family) -> 
     raw_path = path_of(arguments)
     if raw_path is None or edit_failed(event.output, event.exit_code, event.ok):
         return
-    pairs = _edit_texts(arguments)
+    pairs = edit_texts(arguments)
     if family is Family.EDIT and pairs and all(old == new for old, new in pairs):
         return
     sub = str(arguments.get("command", "")).lower()
@@ -415,4 +419,13 @@ def _symbols_of(c: _Collector, files: list[str], limits: Limits, *, authoritativ
                 symbols.append(name)
     qualified = {name.rsplit(".", 1)[-1] for name in symbols if "." in name}
     symbols = [name for name in symbols if "." in name or name not in qualified]
-    return FilesResult(files=files, symbols=symbols, authoritative_diff=authoritative)
+    kept = set(files)
+    at = [index for index, kind, path in c.ops if path in kept and kind not in {"revert", "stash", "unstash"}]
+    scratch = [p for p, t in _replay(c.ops).items() if t.created and not t.alive]
+    return FilesResult(
+        files=files,
+        symbols=symbols,
+        authoritative_diff=authoritative,
+        edit_span=(min(at), max(at)) if at else None,
+        scratch=scratch,
+    )

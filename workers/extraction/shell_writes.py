@@ -110,7 +110,7 @@ def _positionals(args: list[str], value_flags: set[str]) -> list[str]:
     return out
 
 
-def _sed_files(args: list[str]) -> list[str]:
+def sed_files(args: list[str]) -> list[str]:
     in_place = any(
         a == "-i" or a.startswith(("-i", "--in-place")) or re.match(r"^-[nEsrzu]*i", a) for a in args
     )
@@ -339,7 +339,7 @@ def _command_ops(
             for p in _positionals(args, set()):
                 contents[_join(cwd, p)] = cmd.stdin
     elif program in {"sed", "gsed"}:
-        ops.extend(FileOp("write", p, cwd) for p in _sed_files(args))
+        ops.extend(FileOp("write", p, cwd) for p in sed_files(args))
     elif program == "perl":
         ops.extend(FileOp("write", p, cwd) for p in _perl_files(args))
     elif program in {"cp", "install"}:

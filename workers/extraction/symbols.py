@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from workers.extraction.diffs import Hunk
 
@@ -148,9 +148,9 @@ def _name(stack: list[tuple[int, str]]) -> str:
     return ".".join(name for _, name in stack[-2:])
 
 
-def symbols_from_hunks(path: str, hunks: Iterable[Hunk]) -> list[str]:
-    """Definitions whose bodies the hunks change, innermost first-seen order (``Class.method``)."""
-    found: list[str] = []
+def changed_lines(path: str, hunks: Iterable[Hunk]) -> Iterator[tuple[str, str, str]]:
+    """Every changed line of the hunks as ``(definition, tag, text)``: the innermost open definition
+    (``Class.method``; "" when none is visible), ``+`` or ``-``, and the line without its tag."""
     # A line at or left of a definition's indent ends it; in Python a closing bracket or a comment does not.
     no_close = ("#", ")", "]", "}") if _patterns(path) is _PY else ("//", "/*", "*", "#", "{")
     for hunk in hunks:
@@ -166,11 +166,13 @@ def symbols_from_hunks(path: str, hunks: Iterable[Hunk]) -> list[str]:
             elif body.strip() and not body.lstrip().startswith(no_close):
                 depth = len(body) - len(body.lstrip())
                 stack = [(i, n) for i, n in stack if i < depth]
-            if tag in {"+", "-"} and body.strip() and stack:
-                name = _name(stack)
-                if name not in found:
-                    found.append(name)
-    return found
+            if tag in {"+", "-"} and body.strip():
+                yield (_name(stack) if stack else ""), tag, body
+
+
+def symbols_from_hunks(path: str, hunks: Iterable[Hunk]) -> list[str]:
+    """Definitions whose bodies the hunks change, innermost first-seen order (``Class.method``)."""
+    return list(dict.fromkeys(name for name, _, _ in changed_lines(path, hunks) if name))
 
 
 def symbols_from_edit(path: str, old: str, new: str, snippet: str = "") -> list[str]:

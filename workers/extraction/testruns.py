@@ -247,3 +247,62 @@ def _summary_of(line: str, lines: list[str], index: int) -> RunSummary | None:
 def _looks_like_go(lines: list[str], index: int) -> bool:
     window = lines[max(0, index - 30) : index + 3]
     return any(s.startswith(("=== RUN", "--- PASS", "--- FAIL", "ok  ", "FAIL\t")) for s in window)
+
+
+# Failing test ids, by runner format: pytest's short summary, unittest/Django, Go, cargo, jest/vitest.
+_FAILING = (
+    re.compile(r"^(?:FAILED|ERROR) (\S+::\S+?)(?: - .*)?$"),
+    re.compile(r"^(?:FAIL|ERROR): (\w+ \([\w.]+\))"),
+    re.compile(r"^\s*--- FAIL: (\S+)"),
+    re.compile(r"^test (\S+) \.\.\. FAILED$"),
+    re.compile(r"^\s*[✕×] (.+?)(?: \(\d+ ?m?s\))?$"),
+)
+_MAX_FAILING = 500
+
+
+def failing_tests(output: str) -> frozenset[str]:
+    """The ids of the tests an output reports failing (pytest, unittest, Go, cargo, jest formats)."""
+    if "FAIL" not in output and "ERROR" not in output and "✕" not in output and "×" not in output:
+        return frozenset()
+    found: set[str] = set()
+    for raw in output.replace("\r\n", "\n").split("\n"):
+        line = raw.rstrip()
+        for pattern in _FAILING:
+            if match := pattern.match(line):
+                found.add(match.group(1))
+                break
+        if len(found) >= _MAX_FAILING:
+            break
+    return frozenset(found)
+
+
+# Runner flags that take a value (``-k expr``): their value is no target.
+_VALUE_FLAGS = {
+    "-k", "-m", "-p", "-n", "-c", "-o", "-W", "-x", "--tb", "--settings", "--verbosity", "--rootdir",
+    "--timeout", "--durations", "--parallel", "--run", "-run", "--testNamePattern", "-t", "--config",
+    "--maxfail", "--deselect", "--ignore",
+}  # fmt: skip
+
+
+def run_targets(cmd: Command) -> tuple[str, ...]:
+    """What a test command names to run (paths, node ids, modules, labels); () for the whole suite."""
+    argv = list(cmd.words)
+    if not argv:
+        return ()
+    args = argv[1:]
+    if _PYTHON.match(argv[0].rsplit("/", 1)[-1]):
+        while args and args[0].startswith("-") and args[0] != "-m":
+            args = args[1:]
+        args = args[2:] if args[:1] == ["-m"] else args[1:]  # ``-m pytest`` or the script
+    elif argv[0].rsplit("/", 1)[-1] in {"go", "cargo", "npm", "pnpm", "yarn", "bun", "make", "gmake"}:
+        args = args[1:]  # the subcommand (``go test``, ``cargo test``, ``npm test``)
+    targets: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _VALUE_FLAGS:
+            skip = True
+        elif not arg.startswith("-") and arg not in {"./...", "...", "."}:
+            targets.append(arg)
+    return tuple(targets)

@@ -15,18 +15,22 @@ from ingest.schema import ToolEvent, TurnEvent
 from store.entry import FixEntry, TestRun, entry_id
 from store.errorsig import normalize_error
 from store.redact import might_hold_secret, redact
-from workers.extraction.errors import add_signature, find_errors
+from workers.extraction.changes import summarize_changes
+from workers.extraction.errors import add_signature, find_errors, installs, is_environment_noise
 from workers.extraction.files import collect_files
 from workers.extraction.limits import Limits, clip, scan_window, select_events
-from workers.extraction.outcome import decide_outcome, last_run
+from workers.extraction.outcome import EditEvidence, decide_outcome, decide_run
 from workers.extraction.paths import PathResolver
-from workers.extraction.shell import reads_only
+from workers.extraction.shell import parse_commands, reads_only
 from workers.extraction.solution import solution_text, tags_for
 from workers.extraction.tools import Family, family_of, shell_command_of
 
 # Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
-EXTRACTOR_VERSION = "fixmem-extract/2"
+EXTRACTOR_VERSION = "fixmem-extract/3"
 _COMMAND_CHARS = 300  # the stored test command is cut to this
+# Every installer ``errors.installs`` knows has one of these in its command line (a cheap first test).
+_INSTALLER_NAMES = ("pip", "uv", "conda", "mamba", "apt", "apk", "yum", "dnf", "brew", "npm", "yarn", "pnpm",
+                    "gem", "cargo", "go ", "poetry")  # fmt: skip
 # Harnesses that run every shell command in a fresh subshell: a ``cd`` never carries to the next command.
 SUBSHELL_HARNESSES = frozenset({"mini-swe-agent"})
 
@@ -53,8 +57,14 @@ def _mines_errors(event: ToolEvent) -> bool:
     if family in {Family.READ, Family.EDIT, Family.WRITE, Family.PATCH}:
         return False
     if family is Family.SHELL:
-        command = shell_command_of(event.input)
-        return bool(command) and not reads_only(command[:20_000])
+        command = shell_command_of(event.input)[:20_000]
+        if not command or reads_only(command):
+            return False
+        if not any(name in command for name in _INSTALLER_NAMES):
+            return True
+        # an install's output is the environment's
+        ran = [c for c in parse_commands(command) if c.words and c.words[0] not in {"cd", "echo", "sudo"}]
+        return not ran or not all(installs(list(c.words)) for c in ran)
     return True
 
 
@@ -66,6 +76,7 @@ def collect_errors(events: Sequence[ToolEvent], workspace: str, limits: Limits) 
             raws.extend(find_errors(scan_window(event.output, limits)))
     secret_free = not might_hold_secret("\n".join(raws))  # one anchor scan for the whole turn
     kept: list[str] = []
+    raws = [raw for raw in raws if not is_environment_noise(raw)]
     for raw in raws:
         # redact before normalizing: cutting or rewriting digits must never leave half a secret
         text = raw if secret_free else redact(raw)
@@ -100,7 +111,10 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
     if not touched.files:
         return Extracted(entry=None, skip=SkipReason.NO_FILES)
     errors = collect_errors(events, resolver.workspace, limits)
-    run = last_run(events, limits)
+    evidence = EditEvidence(
+        tuple(touched.files), touched.edit_span, frozenset(touched.scratch), event.user_message[:4_000]
+    )
+    run = decide_run(events, limits, evidence)
     tests, outcome = decide_outcome(run, event.harness_meta)
     if tests is not None:  # redacted before it is cut: a cut must never leave half a secret
         command = " ".join(redact(tests.command[: _COMMAND_CHARS * 4]).split())[:_COMMAND_CHARS]
@@ -111,8 +125,8 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         files, symbols, errors = ([redact(x) for x in xs] for xs in (touched.files, touched.symbols, errors))
     else:
         files, symbols = touched.files, touched.symbols
-    last_text = next((t for t in reversed(event.round_texts) if t.strip()), "")
-    solution = solution_text(files, tests, [redact(clip(last_text, 4_000))], limits.max_solution_chars)
+    recent = [redact(clip(t, 4_000)) for t in [t for t in event.round_texts if t.strip()][-3:]]
+    solution = solution_text(files, tests, recent, limits.max_solution_chars)
     entry = FixEntry(
         id=entry_id(event.owner, event.project_key, event.event_id),
         ts=event.ts,
@@ -128,5 +142,6 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         commit=redact(event.harness_meta.commit) if event.harness_meta.commit else None,
         event_id=event.event_id,
         extractor=EXTRACTOR_VERSION,
+        changes=summarize_changes(events, resolver, files, limits) or None,
     )
     return Extracted(entry=entry, skip=None)

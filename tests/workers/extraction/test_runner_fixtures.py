@@ -138,7 +138,7 @@ ERRORS = {
     ],
     "gcc-error": ["main.c: error: ‘undefined_name’ undeclared (first use in this function)"],
     "ctest-fail": ["subtracts (Failed)"],
-    "command-not-found": ["pytestx: command not found"],
+    "command-not-found": [],  # the environment's, not the fix's (issue #16): no error signature
     "rspec-fail": ["expect(Calc.add(-#, -#)).to eq(-#)"],
     "phpunit-fail": ["Failed asserting that # is identical to -#."],
     "dotnet-fail": ["Failed Calc.Tests.CalcTests.AddsNegatives"],
@@ -177,12 +177,9 @@ def test_every_fixture_is_in_the_table() -> None:
         ("cargo-test-fail", "cargo-test-pass", "fixed"),
         ("node-test-pass", "node-test-fail", "partial"),
         ("go-test-fail", "go-test-pass", "fixed"),
-        (
-            "pytest-fail",
-            "command-not-found",
-            "partial",
-        ),  # exit 127 is no test run: the pytest failure decides
-        ("pytest-pass", "pytest-no-tests", "fixed"),  # "no tests ran" is no test run
+        # exit 127 is no test run, and the failing run came before the edit: no run after the last edit
+        ("pytest-fail", "command-not-found", "unverified"),
+        ("pytest-pass", "pytest-no-tests", "unverified"),  # "no tests ran" is no test run
     ],
 )
 def test_the_last_real_run_decides_the_outcome(first: str, last: str, outcome: str) -> None:
