@@ -30,7 +30,17 @@ from store.entry import FixEntry
 from store.errors import unavailable
 from store.persist.fsio import append_durably, replace_atomically, truncate_durably
 
-PROBE_BYTES = 64
+
+def _last_line(data: bytes, end: int | None = None) -> bytes:
+    """The last whole line of ``data[:end]`` (which starts at a line start and ends with a newline).
+
+    A snapshot's probe. The line holds its entry's id, unique in the log, so a log rewritten into a file
+    that reuses the old inode number shows it at the same offset only if no line before it left the log
+    (not caught: an earlier line edited to the same length). A fixed 64-byte tail could not tell: the
+    optional fields that end a line are ``null`` in most lines, so every line ended with the same bytes.
+    """
+    end = len(data) if end is None else end
+    return data[data.rfind(b"\n", 0, max(end - 1, 0)) + 1 : end]
 
 
 @dataclass(frozen=True)
@@ -75,7 +85,7 @@ class Snapshot:
 
     identity: FileIdentity | None  # None: there is no log file
     complete_len: int = 0  # bytes up to and including the last newline
-    probe: bytes = b""  # the last PROBE_BYTES bytes of the complete part
+    probe: bytes = b""  # the last whole line of the complete part (``_last_line``)
     entries: tuple[FixEntry, ...] = ()
     raw: tuple[bytes, ...] = ()  # each entry's exact line, newline included
     bad: tuple[BadLine, ...] = ()
@@ -135,7 +145,7 @@ def parse(data: bytes, base: Snapshot, identity: FileIdentity) -> Snapshot:
                 ids.add(parsed.id)
         line_no += 1
     complete_len = base.complete_len + end
-    probe = (base.probe + data[:end])[-PROBE_BYTES:] if end else base.probe
+    probe = _last_line(data, end) if end else base.probe
     return Snapshot(
         identity=identity,
         complete_len=complete_len,
@@ -267,7 +277,7 @@ def append_entries(path: Path, snapshot: Snapshot, entries: Sequence[FixEntry]) 
     return Snapshot(
         identity=identity,
         complete_len=snapshot.complete_len + len(data),
-        probe=(snapshot.probe + data)[-PROBE_BYTES:],
+        probe=_last_line(data) if data else snapshot.probe,
         entries=snapshot.entries + tuple(entries),
         raw=snapshot.raw + tuple(lines),
         bad=snapshot.bad,
@@ -300,7 +310,7 @@ def rewrite(
         Snapshot(
             identity=FileIdentity.of(stat),
             complete_len=len(data),
-            probe=data[-PROBE_BYTES:],
+            probe=_last_line(data),
             entries=tuple(e for e, _ in keep),
             raw=tuple(r for _, r in keep),
             next_line_no=len(keep) + 1,

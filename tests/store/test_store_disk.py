@@ -9,6 +9,7 @@ import orjson
 
 from store import FixStore
 from store.paths import ProjectFiles, project_files
+from store.persist import fixlog
 from store.recall.index import build_index
 from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
@@ -181,3 +182,22 @@ def test_a_second_store_sees_every_change_of_the_first(data_dir: Path) -> None:
     # the reader's cache is re-validated by the writer side too
     reader.append(OWNER, PROJECT, [make_entry(3, "cache stale")])
     assert len(writer.read(OWNER, PROJECT).entries) == 2
+
+
+def test_a_cached_snapshot_is_not_taken_for_a_rewritten_log_on_the_same_inode(tmp_path: Path) -> None:
+    """Another writer's rotation renames a new file over the log, and the kernel may give it the inode
+    number of a file freed earlier: the cache must not read such a log as its own plus new lines. Here the
+    rewrite is made in place (same inode, for certain), dropping the first entry and adding two, so the
+    file is longer than the cached part. Every line ends with the same bytes (``..., "changes": null}``),
+    which is what once let a fixed 64-byte probe pass and a rotated entry be dropped twice."""
+    log = tmp_path / "log.jsonl"
+    first = [make_entry(n, f"task {n}") for n in range(3)]
+    log.write_bytes(b"".join(fixlog.encode_entry(e) for e in first))
+    cached, _ = fixlog.read_snapshot(log)
+    rotated = [*first[1:], make_entry(3, "task 3"), make_entry(4, "task 4")]
+    with log.open("r+b") as f:  # in place: the inode stays
+        f.write(b"".join(fixlog.encode_entry(e) for e in rotated))
+    assert log.stat().st_size > cached.complete_len
+    snapshot, extends = fixlog.read_snapshot(log, cached)
+    assert not extends
+    assert [e.id for e in snapshot.entries] == [e.id for e in rotated]
