@@ -7,12 +7,14 @@ a same function higher at task start (text only) than the shipped strength does?
 For each tuning-half ``start`` and ``off_topic`` query (replayed as ``evals.related.tune`` does), the
 ``CANDIDATES`` live entries of highest shipped strength (floor off) get the features of ``FEATURES``.
 A pointwise logistic model (numpy, L2, Newton steps) is fitted on the start queries that have a
-same-file past fix: label 1 for an entry that changed a same function. Printed, for the shipped order and
+same-file past fix (label 1 for an entry that changed a same function), and a pairwise one (a
+same-function fix above a candidate that changed no same file). Printed, for the shipped order and
 the learned one: the perfect-gate bound (top 1..5 hits and precision over the tasks with a related fix),
 then the gated figures with the learned score's floor set just above the best off-topic probe's score
-(as the shipped floor was set), top ``k`` = 1..5 and the runner-up-like rule of returning the top 2 when
-the second is close. A leave-one-repository-out fit is printed as well: the same model fitted on three
-repositories and scored on the fourth, so the figure is not only the fit's own data.
+(as the shipped floor was set), top ``k`` = 1..5, and with the shipped gate choosing whether to answer
+and the order choosing which ``k``. A leave-one-repository-out pairwise fit is printed as well: the
+same model fitted on three repositories and scored on the fourth, so the figure is not only the fit's
+own data.
 The held-out half is never read here.
 """
 
@@ -26,7 +28,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from evals.related.core import Tally, load_repos
+from evals.related.core import Tally, bm25_rank, load_repos
+from evals.related.run import entry_text
 from evals.related.tune import SHA, Asked, history, views
 from store import DEFAULT_WEIGHTS, FixEntry
 from store.recall.ranking import evidence, strength
@@ -47,6 +50,7 @@ FEATURES = (
     "log 1 + files the entry touched",
     "log 1 + entry match forms",
     "log 1 + earlier entries sharing a file (hot spot)",
+    "Okapi BM25 with term counts (the baseline's bm25s) / the query's best",
 )
 
 
@@ -98,6 +102,7 @@ def features(data: Sequence[tuple[list[FixEntry], list[Asked]]]) -> list[Query]:
                 np.log1p([len(view.entries[int(r)].files) for r in order]),
                 np.log1p(view.lexical.lengths[order]),
                 np.log1p([hot(view.entries, int(r)) for r in order]),
+                okapi(view.entries, query.text, order),
             ]
             out.append(
                 Query(
@@ -110,6 +115,16 @@ def features(data: Sequence[tuple[list[FixEntry], list[Asked]]]) -> list[Query]:
                 )
             )
     return out
+
+
+def okapi(entries: Sequence[FixEntry], text: str, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+    """The baseline's BM25 (term counts, which fixmem's keyword sets drop) of ``rows``, over the best."""
+    scores = np.zeros(len(entries))
+    for i, s in bm25_rank([entry_text(e) for e in entries], text, k=len(entries)):
+        scores[i] = s
+    best = float(scores.max(initial=0.0))
+    result: npt.NDArray[np.float64] = scores[rows] / best if best > 0 else scores[rows]
+    return result
 
 
 def hot(entries: Sequence[FixEntry], row: int) -> float:
