@@ -233,9 +233,9 @@ def test_an_aider_log_whose_later_run_passed_records_a_fixed_entry(
     _run(ctx, *(orjson.loads(e.to_wire()) for e in events))
     [judged] = [e for e in ctx.store.read(OWNER, PROJECT).entries if e.outcome_source]
     assert (judged.outcome, judged.outcome_source) == ("fixed", "verdict:ci")
-    assert (
-        judged.agent_outcome == "partial"
-    )  # what the agent's own runs said: its test failed before the edit
+    # What the agent's own runs said: its only test run came before the edit, and only runs after the
+    # last edit count (the [fix-content] outcome rule), so on its own the change is unverified.
+    assert judged.agent_outcome == "unverified"
     assert judged.verdict is not None and "1 passed" in judged.verdict["detail"]
 
 
