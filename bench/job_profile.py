@@ -61,7 +61,9 @@ def _print_profile(profile: cProfile.Profile, lines: int) -> None:
 # The worker's stages, by the function that is each one's whole cost: (module path suffix, function name).
 STAGES = {
     "extraction": ("workers/extraction/turn.py", "extract"),
-    "validation": ("ingest/schema.py", "parse_event"),
+    "validation": ("ingest/schema.py", "parse_any"),  # the one full validation (issue 21)
+    "rotation_rewrite": ("store/persist/fixlog.py", "rewrite"),
+    "index_write": ("store/persist/fixlog.py", "write_index"),
     "store_append": ("store/api.py", "append"),
 }
 

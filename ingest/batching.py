@@ -4,8 +4,9 @@ Pure: values in, values out; no Redis, no clock. The consumer does the I/O aroun
 
 Rules this file obeys:
 
-- An entry is either *accepted* (a valid v1 event, kept as the raw bytes it arrived as) or *refused*
-  (a dead-letter reason, a message and the payload, if any). Nothing is dropped silently.
+- An entry is either *accepted* (a v1 event with a valid address: kind, owner, project key, workspace;
+  kept as the raw bytes it arrived as) or *refused* (a dead-letter reason, a message and the payload, if
+  any). Nothing is dropped silently: the worker validates the rest once and dead-letters what fails.
 - Accepted events are grouped by (owner, project_key), first-seen order, each group in stream-id order,
   then cut into jobs of at most ``max_events`` events and ``max_bytes`` bytes. Without ``by_project``
   (both routes of ``fixmem ingest``: a steady flow or a backfill brings many projects with a few events
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 from ingest.errors import DeadLetterReason, InvalidEvent
 from ingest.keys import EVENT_FIELD
-from ingest.schema import TurnEvent, parse_any
+from ingest.schema import parse_address
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,11 @@ def successor(stream_id: str) -> str:
 
 
 def classify(entry: StreamEntry, *, max_bytes: int) -> Accepted | Refused:
-    """Validate one stream entry's ``event`` field as a v1 event (a turn or a verdict)."""
+    """Check what one stream entry's ``event`` field is routed by (``schema.parse_address``).
+
+    Only that: the worker validates the whole event once (``schema.parse_any``) and dead-letters an event
+    whose other fields are invalid, with its reason, as the consumer does the ones refused here.
+    """
     raw = entry.fields.get(EVENT_FIELD)
     if raw is None:
         present = ", ".join(sorted(k.decode("utf-8", "replace") for k in entry.fields)) or "none"
@@ -98,11 +103,10 @@ def classify(entry: StreamEntry, *, max_bytes: int) -> Accepted | Refused:
             None,
         )
     try:
-        event = parse_any(raw, max_bytes=max_bytes)
+        address = parse_address(raw, max_bytes=max_bytes)
     except InvalidEvent as exc:
         return Refused(entry.stream_id, exc.reason, exc.message, raw)
-    workspace = event.workspace if isinstance(event, TurnEvent) else ""
-    return Accepted(entry.stream_id, event.owner, event.project_key, raw, workspace)
+    return Accepted(entry.stream_id, address.owner, address.project_key, raw, address.workspace)
 
 
 def classify_all(entries: Iterable[StreamEntry], *, max_bytes: int) -> tuple[list[Accepted], list[Refused]]:

@@ -1,8 +1,9 @@
-"""The stream consumer (``fixmem ingest``): consumer group -> validated batches -> RQ jobs -> XACK.
+"""The stream consumer (``fixmem ingest``): consumer group -> routed batches -> RQ jobs -> XACK.
 
 One cycle: read up to ``read_count`` entries per stream (``XREADGROUP``, blocking at most
 ``read_block_ms``), and while there is a backlog keep reading without blocking up to
-``batch_max_events``; validate; dead-letter the refused; group the valid ones by (owner, project_key)
+``batch_max_events``; check what routing needs (``batching.classify``: the worker validates the rest);
+dead-letter the refused; group the accepted ones by (owner, project_key)
 and pack whole groups into jobs of up to ``job_pack_events`` (jobs span projects; a bigger group has
 jobs of its own, cut at ``job_max_events``); then, in ONE ``MULTI/EXEC``: store each job's events in
 its batch hash, ``enqueue_many`` the jobs, add the dead letters, record the owners' workspace -> project

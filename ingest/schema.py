@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
@@ -395,19 +397,55 @@ def parse_any(raw: bytes | str, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> 
     return validate_any(_decode(raw, max_bytes))
 
 
-def validate_event(obj: Any) -> TurnEvent:
-    """Validate an already-decoded JSON value as a v1 turn event; raises InvalidEvent."""
-    event = validate_any(obj)
-    if not isinstance(event, TurnEvent):
-        raise InvalidEvent(
-            DeadLetterReason.INVALID_FIELDS, "kind: a verdict event where a turn event was expected"
-        )
-    return event
+@dataclass(frozen=True, slots=True)
+class Address:
+    """What the consumer routes an event by: its kind, owner, project key and (turns) workspace."""
+
+    kind: str
+    owner: str
+    project_key: str
+    workspace: str = ""
 
 
-def validate_any(obj: Any) -> Event:
-    """Validate an already-decoded JSON value as a v1 event: a turn, or a verdict (``kind``); raises
-    InvalidEvent."""
+def parse_address(raw: bytes | str, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> Address:
+    """Decode one wire event and check only what routing needs; raises InvalidEvent.
+
+    The consumer's check (issue 21, "one validation"): size, UTF-8, JSON, a JSON object, the version, the
+    kind, and the owner, project key and workspace with the same rules (and reason codes) as ``parse_any``.
+    Every other field is checked once, by the worker's ``parse_any``, which dead-letters what fails there.
+    """
+    obj = _decode(raw, max_bytes)
+    kind = _check_head(obj)
+    owner = _address_field(obj, "owner", MAX_OWNER_CHARS, _check_owner, required=True)
+    project_key = _address_field(obj, "project_key", MAX_PROJECT_KEY_CHARS, _check_project_key, required=True)
+    workspace = ""
+    if kind == KIND_TURN:
+        workspace = _address_field(obj, "workspace", MAX_PROJECT_KEY_CHARS, _no_control, required=False)
+    return Address(kind, owner, project_key, workspace)
+
+
+def _address_field(
+    obj: dict[str, Any], name: str, max_chars: int, check: Callable[[str], str], *, required: bool
+) -> str:
+    value = obj.get(name)
+    if value is None and not required and name not in obj:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidEvent(DeadLetterReason.INVALID_FIELDS, f"{name}: a string is required")
+    if len(value) > max_chars:
+        raise InvalidEvent(DeadLetterReason.INVALID_FIELDS, f"{name}: at most {max_chars} characters")
+    try:
+        return check(value)
+    except ValueError as exc:
+        raise InvalidEvent(DeadLetterReason.INVALID_FIELDS, f"{name}: {exc}"[:600]) from exc
+
+
+def _no_control(value: str) -> str:
+    return _reject_control(value, "this field")
+
+
+def _check_head(obj: Any) -> str:
+    """An event's kind, once it is an object of version 1 and of a known kind; raises InvalidEvent."""
     if not isinstance(obj, dict):
         raise InvalidEvent(
             DeadLetterReason.NOT_AN_OBJECT, f"event must be a JSON object, got {type(obj).__name__}"
@@ -423,6 +461,23 @@ def validate_any(obj: Any) -> Event:
         raise InvalidEvent(
             DeadLetterReason.INVALID_FIELDS, f"kind: unknown event kind {kind!r} (turn or verdict)"[:600]
         )
+    return str(kind)
+
+
+def validate_event(obj: Any) -> TurnEvent:
+    """Validate an already-decoded JSON value as a v1 turn event; raises InvalidEvent."""
+    event = validate_any(obj)
+    if not isinstance(event, TurnEvent):
+        raise InvalidEvent(
+            DeadLetterReason.INVALID_FIELDS, "kind: a verdict event where a turn event was expected"
+        )
+    return event
+
+
+def validate_any(obj: Any) -> Event:
+    """Validate an already-decoded JSON value as a v1 event: a turn, or a verdict (``kind``); raises
+    InvalidEvent."""
+    kind = _check_head(obj)
     model: type[TurnEvent] | type[VerdictEvent] = VerdictEvent if kind == KIND_VERDICT else TurnEvent
     try:
         return model.model_validate(obj)

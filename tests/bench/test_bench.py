@@ -18,6 +18,7 @@ import pytest
 from bench.common import histogram_quantile, percentile, summary_ms
 from bench.corpus import DEFAULT_SHAPE, QUANTILES, quantiles
 from bench.generator import TurnGenerator, _sample
+from bench.hotpath_ab import medians, summarize
 from bench.report import BEGIN, END, embed, markdown
 from bench.suite import Params
 from bench.throughput import sized, speedups
@@ -191,3 +192,22 @@ def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     assert "9. Hook `remote`, UserPromptSubmit (500 entries)" in summary
     assert "3. Recall, 500 entries" in summary and "4. Extraction" in summary
     assert "8. Start-up, `fixmem status`" in summary
+
+
+def test_hotpath_ab_splits_cpu_by_role_per_event_and_takes_medians() -> None:
+    run = {
+        "events": 1000,
+        "events_per_s": 500.0,
+        "cpu_seconds": {"consumer": 0.2, "worker": 1.5, "redis": 0.3},
+    }
+    row = summarize({**run, "load_average_1m_at_start": 2.0})
+    assert row["cpu_ms_per_event"] == {"consumer": 0.2, "worker": 1.5, "redis": 0.3}
+    assert row["cpu_ms_per_event_all_processes"] == 2.0 and "cpu_seconds" not in row
+    slower = summarize(
+        {**run, "events_per_s": 100.0, "cpu_seconds": {"worker": 3.0}, "load_average_1m_at_start": 5}
+    )
+    fastest = summarize({**run, "events_per_s": 900.0, "load_average_1m_at_start": 1.0})
+    middle = medians([slower, row, fastest])
+    assert middle["events_per_s"] == 500.0 and middle["cpu_ms_per_event"]["worker"] == 1.5
+    assert middle["cpu_ms_per_event"]["consumer"] == 0.2  # a role absent from a run counts 0 there
+    assert middle["load_average_1m_at_start"] == [5, 2.0, 1.0]

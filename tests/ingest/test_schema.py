@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -10,7 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ingest.errors import DeadLetterReason, InvalidEvent
-from ingest.schema import TurnEvent, VerdictEvent, derive_event_id, parse_any, parse_event, validate_event
+from ingest.schema import (
+    TurnEvent,
+    VerdictEvent,
+    derive_event_id,
+    parse_address,
+    parse_any,
+    parse_event,
+    validate_event,
+)
 
 
 def event(**overrides: Any) -> dict[str, Any]:
@@ -214,3 +223,32 @@ def test_a_turn_with_kind_turn_or_a_carried_verdict_keeps_its_id() -> None:
     judged = {**body, "harness_meta": {"verdict": {"source": "benchmark", "outcome": "partial"}}}
     event = validate_event(judged)
     assert event.event_id == plain and event.harness_meta.verdict is not None
+
+
+_VERDICT_FIELDS = {"kind": "verdict", "event_id": "ev-1", "outcome": "fixed", "source": "ci"}
+
+
+@given(
+    st.booleans(),
+    st.dictionaries(
+        st.sampled_from(["v", "kind", "owner", "project_key", "workspace", "tool_events", "ts"]),
+        json_values | st.sampled_from(["", ".", "a/b", "a\x00b", "x" * 5000, "turn", "verdict"]),
+    ),
+)
+def test_the_address_the_consumer_checks_agrees_with_the_full_validation(
+    is_verdict: bool, mutation: dict[str, Any]
+) -> None:
+    """``parse_address`` (the consumer's only check) refuses no event ``parse_any`` (the worker's) accepts,
+    routes it by the same owner, project key and workspace, and gives the same reason for what it refuses."""
+    raw = json.dumps(event(**{**(_VERDICT_FIELDS if is_verdict else {}), **mutation})).encode()
+    try:
+        full = parse_any(raw)
+    except InvalidEvent as exc:
+        try:
+            parse_address(raw)
+        except InvalidEvent as refused:
+            assert refused.reason is exc.reason and refused.message
+        return
+    address = parse_address(raw)
+    assert (address.owner, address.project_key) == (full.owner, full.project_key)
+    assert address.workspace == (full.workspace if isinstance(full, TurnEvent) else "")

@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from ingest import keys
+from ingest.batching import Accepted, StreamEntry, classify
 from ingest.errors import DeadLetterReason
 from store import AppendResult, FixStore, StoreUnavailable
 from tests import configs
@@ -301,3 +302,20 @@ def test_a_batch_touched_during_its_commit_commits_on_the_next_try(
     assert _recorded(redis_client) == (1, {"fixed": 1})
     assert read_counters(redis_client).pipeline["jobs_done"] == 1
     assert not redis_client.exists(keys.batch("a"), keys.COUNT_INFLIGHT, keys.COUNT_OWNER)
+
+
+def test_an_event_the_consumer_routes_but_the_worker_refuses_is_dead_lettered_with_its_reason(
+    redis_client: redis.Redis, data_dir: Path
+) -> None:
+    """One validation (issue 21): the consumer checks only the address; a bad tool event is the worker's."""
+    bad = wire({**turn(1), "tool_events": [{"tool": "", "output": 3}]})
+    routed = classify(StreamEntry("1700000000001-0", {b"event": bad}), max_bytes=1 << 20)
+    assert isinstance(routed, Accepted) and routed.raw == bad
+    _batch(redis_client, "b1", [*_items(turn(2)), ("1700000000001-0", bad)])
+    report = run_batch(_context(redis_client, data_dir), "b1")
+    assert report.events == {"recorded": 1, "dead_letter": 1}
+    [(_, letter)] = redis_client.xrange(keys.DEFAULT_DEAD_STREAM)
+    assert letter[b"reason"] == DeadLetterReason.INVALID_FIELDS.value.encode()
+    assert b"tool_events.0.tool" in letter[b"error"]
+    assert letter[b"event"] == bad and letter[b"origin_id"] == b"1700000000001-0"
+    assert read_counters(redis_client).events["dead_letter"] == 1
