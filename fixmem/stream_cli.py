@@ -17,7 +17,6 @@ from fixmem.options import load_settings, redis_url_option
 from ingest import dead_letters
 from ingest.errors import InvalidEvent
 from ingest.publish import encode_event, publish_many
-from ingest.status import pipeline_status
 from workers.counters import read_counters
 
 PUBLISH_CHUNK = 1000  # events per round trip
@@ -69,13 +68,7 @@ def status_command(as_json: bool, redis_url: str | None) -> None:
     """Show streams (length, pending, lag), queues, failed jobs, dead letters and the fleet counters."""
     settings = load_settings(redis_url=redis_url)
     client = wiring.redis_client(settings)
-    status = pipeline_status(
-        client,
-        streams=[settings.stream, settings.backfill_stream],
-        group=settings.group,
-        queues=[settings.live_queue, settings.backfill_queue],
-        dead_stream=settings.dead_stream,
-    )
+    status = wiring.pipeline_status(client, settings)
     counters = read_counters(client)
     if as_json:
         value = {

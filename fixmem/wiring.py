@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
     from ingest.consumer import ConsumerConfig
+    from ingest.status import PipelineStatus
     from store import FixStore, LockFactory
     from workers.jobs import WorkerContext
     from workers.worker import WorkerOptions
@@ -220,6 +221,20 @@ def worker_options(settings: Settings, *, name: str | None = None) -> WorkerOpti
 
     return from_settings(
         WorkerOptions, settings, queues=(settings.live_queue, settings.backfill_queue), name=name
+    )
+
+
+def pipeline_status(client: redis.Redis, settings: Settings) -> PipelineStatus:
+    """The live and backfill streams, their queues and the dead letters that ``settings`` name, as
+    `fixmem status` and the web UI's pipeline page show them. Raises redis.exceptions.RedisError."""
+    from ingest.status import pipeline_status as read  # noqa: PLC0415 (status needs no Redis imports)
+
+    return read(
+        client,
+        streams=[settings.stream, settings.backfill_stream],
+        group=settings.group,
+        queues=[settings.live_queue, settings.backfill_queue],
+        dead_stream=settings.dead_stream,
     )
 
 

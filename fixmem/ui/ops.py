@@ -15,12 +15,12 @@ import redis
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from fixmem import wiring
 from fixmem.api.app import ApiContext
 from fixmem.ui.session import Viewer
 from fixmem.ui.web import PREFIX, Ctx, Posted, UiError, Who, failures, redirect, render
 from ingest import dead_letters
 from ingest.dead_letters import DeadLetter
-from ingest.status import pipeline_status
 from store.redact import redact
 from workers.counters import read_counters
 
@@ -77,13 +77,7 @@ def pipeline(  # noqa: PLR0917 (FastAPI passes query parameters by name)
     settings = ctx.settings
     start = after if _LETTER_ID.fullmatch(after) else "-"
     with failures():
-        status = pipeline_status(
-            client,
-            streams=[settings.stream, settings.backfill_stream],
-            group=settings.group,
-            queues=[settings.live_queue, settings.backfill_queue],
-            dead_stream=settings.dead_stream,
-        )
+        status = wiring.pipeline_status(client, settings)
         counters = read_counters(client)
         letters = dead_letters.list_letters(
             client, settings.dead_stream, count=PAGE_LETTERS, after=start, reason=reason or None
