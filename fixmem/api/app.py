@@ -97,7 +97,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 @contextlib.contextmanager
-def _store_errors() -> Iterator[None]:
+def store_errors() -> Iterator[None]:
     """Store and lock failures as HTTP errors; the details go to the log, not to the caller."""
     try:
         yield
@@ -167,7 +167,7 @@ def _resolve_key(ctx: ApiContext, who: str, project_id: str | None, workspace: s
         raise HTTPException(422, "give project_id or workspace (the project key of the events)")
     if ctx.client is None:
         return workspace
-    with _store_errors():
+    with store_errors():
         return project_key_of(ctx.client, who, workspace) or workspace
 
 
@@ -192,22 +192,24 @@ def recall(  # noqa: PLR0917 (FastAPI passes query parameters by name)
     k: Annotated[int, Query(ge=1, le=MAX_K, description="At most this many fixes.")] = DEFAULT_K,
 ) -> RecallOut:
     """Past fixes of the project relevant to ``q``, best first, and the prompt block to inject."""
-    return _recall(ctx, who, key, q, files=files, error=error, k=k)
+    return recall_fixes_for(ctx, who, key, q, files=files, error=error, k=k)
 
 
 @router.post("/api/fix-memory", response_model=RecallOut, responses=_ERRORS, tags=TAGS)
 def recall_post(ctx: Ctx, who: Owner, body: RecallIn) -> RecallOut:
     """The same as GET for a whole task text in a JSON body (a URL cannot carry 16,384 characters)."""
     key = _resolve_key(ctx, who, body.project_id, body.workspace)
-    return _recall(ctx, who, key, body.q, files=body.files, error=body.error, k=body.k)
+    return recall_fixes_for(ctx, who, key, body.q, files=body.files, error=body.error, k=body.k)
 
 
-def _recall(
+def recall_fixes_for(
     ctx: ApiContext, who: str, key: str, q: str, *, files: list[str], error: str | None, k: int
 ) -> RecallOut:
+    """``who``'s past fixes for a task in project ``key``: the block, each fix's score, tier and reasons
+    (the recall routes and the web UI's search page). 404 when the project has no entries."""
     started = time.perf_counter()
     now = ctx.clock()
-    with _store_errors():
+    with store_errors():
         if not ctx.store.read(who, key).entries:
             raise HTTPException(404, NOT_FOUND_PROJECT)
         recalled = ctx.store.recall(who, key, q, files=files, errors=[error] if error else [], k=k, now=now)
@@ -229,7 +231,7 @@ def _recall(
 @router.get("/api/fix-memory/stats", response_model=StatsOut, responses=_ERRORS, tags=TAGS)
 def stats(ctx: Ctx, who: Owner, key: ProjectKey) -> StatsOut:
     """Counts, outcome ratios, top tags, superseded/regressed/malformed counts of the project's log."""
-    with _store_errors():
+    with store_errors():
         value = ctx.store.stats(who, key)
     if value.total == 0:
         raise HTTPException(404, NOT_FOUND_PROJECT)
@@ -239,7 +241,7 @@ def stats(ctx: Ctx, who: Owner, key: ProjectKey) -> StatsOut:
 @router.get("/api/projects", response_model=ProjectsOut, responses=_ERRORS, tags=TAGS)
 def projects(ctx: Ctx, who: Owner) -> ProjectsOut:
     """The token owner's projects that hold a fix: counts, outcome ratios, first and last activity."""
-    with _store_errors():
+    with store_errors():
         return projects_out(ctx.store.project_stats(who))
 
 
@@ -252,7 +254,7 @@ def forget(
     ],
 ) -> ForgetOut:
     """Delete one entry from the owner's fix logs (under the same lock the workers take)."""
-    with _store_errors():
+    with store_errors():
         if not ctx.store.forget(who, entry_id):
             raise HTTPException(404, NOT_FOUND_ENTRY)
     log.info("owner %s forgot %s", who, entry_id)

@@ -16,7 +16,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 
-from fixmem.api.app import _recall
+from fixmem.api.app import recall_fixes_for
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 from fixmem.ui.chart import Chart, svg
 from fixmem.ui.listing import EntryFilter, extras, page_number, paginate, table
@@ -222,7 +222,7 @@ def search(request: Request, ctx: Ctx, who: Who, form: Posted) -> HTMLResponse:
     result = None
     if problem is None:
         try:
-            result = _recall(ctx, owner, project, q, files=files, error=error or None, k=k)
+            result = recall_fixes_for(ctx, owner, project, q, files=files, error=error or None, k=k)
         except HTTPException as exc:
             problem = str(exc.detail)
     reasons = [_why(r.reasons) for r in (result.recalled if result else [])]

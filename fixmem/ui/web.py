@@ -25,7 +25,7 @@ import jinja2
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from fixmem.api.app import ApiContext, _store_errors
+from fixmem.api.app import ApiContext, store_errors
 from fixmem.api.auth import TokenMap, parse_tokens
 from fixmem.ui.session import LOGIN_COOKIE, SESSION_COOKIE, Sessions, Viewer, csrf_matches
 from fixmem.ui.summary import ProjectRows
@@ -223,7 +223,7 @@ Posted = Annotated[Form, Depends(checked_form)]
 def failures() -> Iterator[None]:
     """Store, notes and Redis failures as error pages (the API's mapping; the details go to the log)."""
     try:
-        with _store_errors():
+        with store_errors():
             yield
     except HTTPException as exc:
         raise UiError(exc.status_code, str(exc.detail)) from exc
