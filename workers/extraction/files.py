@@ -363,7 +363,10 @@ def _with_evidence(c: _Collector, touched: dict[str, _Touch], kept: list[str], n
 
     later = _kept(_replay([op for op in c.ops if op[0] > at]), named)
     order = {p: i for i, p in enumerate(touched)}
-    decided = sorted(dict.fromkeys(listed), key=lambda p: order.get(p, len(order)))
+    outputs = {p for p, t in touched.items() if t.weak and p not in named}  # git lists them; not edits
+    decided = sorted(
+        dict.fromkeys(p for p in listed if p not in outputs), key=lambda p: order.get(p, len(order))
+    )
     rest = [p for p in kept if not covered(p)]
     return list(dict.fromkeys([*rest, *decided, *later]))
 
@@ -383,6 +386,12 @@ def _with_declared(c: _Collector, touched: dict[str, _Touch], kept: list[str]) -
     return sorted(dict.fromkeys([*inside, *named_files]), key=lambda p: order.get(p, len(order)))
 
 
+def _settled_after(c: _Collector, at: int) -> bool:
+    """Whether nothing touched a file after event ``at``: a ``git status`` that only looks, after the agent
+    wrote out its patch, lists the scratch files it left (untracked) but changes nothing it declared."""
+    return not any(index > at for index, _, _ in c.ops)
+
+
 def _finish(c: _Collector, limits: Limits) -> FilesResult:
     touched = _replay(c.ops)
     weak = any(t.weak for t in touched.values())
@@ -397,7 +406,7 @@ def _finish(c: _Collector, limits: Limits) -> FilesResult:
     kept = _kept(touched, named)
     authoritative = c.final_diff is not None
     last_word = max(c.final_diff[0] if c.final_diff else -1, c.evidence[0] if c.evidence else -1)
-    if c.declared is not None and c.declared[0] > last_word:
+    if c.declared is not None and (c.declared[0] > last_word or _settled_after(c, c.declared[0])):
         kept = _with_declared(c, touched, kept)
     elif c.evidence is not None and (c.final_diff is None or c.evidence[0] > c.final_diff[0]):
         kept = _with_evidence(c, touched, kept, named)

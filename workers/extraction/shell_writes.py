@@ -298,6 +298,35 @@ def reports(cmd: Command) -> bool:
     return runner_of(cmd) is not None
 
 
+def _prints_a_patch(cmd: Command) -> bool:
+    """Whether the command prints a patch (``git diff``/``show``/``format-patch --stdout``, ``diff``): a
+    file its stdout goes to (``git diff > fix.patch``) is that program's output, not an edit target."""
+    argv = list(cmd.words)
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    if program == "diff":
+        return True
+    sub = [a for a in argv[1:] if not a.startswith("-")][:1]
+    return program == "git" and sub in (["diff"], ["show"], ["format-patch"])
+
+
+# ``cp a.py a.py.bak``: a safety copy the agent can restore from, not a file of the fix.
+_BACKUP_SUFFIX = re.compile(r"(?:\.(?:bak|backup|orig|old|save|saved|copy)\d*|~)$", re.IGNORECASE)
+
+
+def _backups(ops: list[FileOp], args: list[str]) -> list[FileOp]:
+    """Copies named as backups of their source (``cp f f.bak``, ``f.orig``, ``f~``) are program outputs."""
+    sources = {posixpath.basename(a.rstrip("/")) for a in _positionals(args, set())}
+    return [
+        FileOp("output", op.path, op.cwd)
+        if op.kind == "create"
+        and (name := posixpath.basename(op.path))
+        and _BACKUP_SUFFIX.search(name)
+        and any(name.startswith(src) and name != src for src in sources)
+        else op
+        for op in ops
+    ]
+
+
 def _output_is_content(cmd: Command) -> bool:
     """Whether a file the command's stdout is redirected to gets content (``cat … > a.py``, ``python
     gen.py > t.py``), not a log: no stderr goes with it (``2>&1``) and the command reports nothing."""
@@ -324,7 +353,8 @@ def _command_ops(
     for op, target in cmd.redirects:
         bare, fd = op.lstrip("0123456789"), op[: len(op) - len(op.lstrip("0123456789"))]
         if bare in {">", ">|", ">>"} and fd in {"", "1"} and content:
-            ops.append(FileOp("write" if bare == ">>" else "create", target, cwd))
+            kind = "output" if _prints_a_patch(cmd) else "write" if bare == ">>" else "create"
+            ops.append(FileOp(kind, target, cwd))
             if bare in {">", ">|"} and cmd.stdin is not None and argv[:1] == ["cat"]:
                 contents[_join(cwd, target)] = cmd.stdin
     if not argv:
@@ -343,7 +373,7 @@ def _command_ops(
     elif program == "perl":
         ops.extend(FileOp("write", p, cwd) for p in _perl_files(args))
     elif program in {"cp", "install"}:
-        ops.extend(_copy_ops(None, args, cwd))
+        ops.extend(_backups(_copy_ops(None, args, cwd), args))
     elif program == "mv":
         ops.extend(_copy_ops("delete", args, cwd))
     elif program == "touch":

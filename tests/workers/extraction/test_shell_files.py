@@ -285,13 +285,34 @@ TURNS: list[tuple[str, list[dict[str, Any]], list[str]]] = [
         ["src/pkg/a.py", "docs/x.rst"],
     ),
     (
-        "a git status after the written-out patch is the last word",
+        "a git status that only looks after the written-out patch does not undo it (real: astroid-1866)",
+        [
+            _bash("sed -i 's/a/b/' src/q.py"),
+            _bash("cat > edit_file.py << 'EOF'\nprint(1)\nEOF"),
+            _bash("git diff -- src/q.py > patch.txt"),
+            _bash("git status --porcelain", " M src/q.py\n?? edit_file.py\n?? patch.txt\n"),
+        ],
+        ["src/q.py"],
+    ),
+    (
+        "a git status after the written-out patch is the last word when the turn changed files since",
         [
             _bash("sed -i 's/a/b/' src/q.py"),
             _bash("git diff -- src/q.py > patch.txt"),
-            _bash("git status --porcelain", " M src/q.py\n?? patch.txt\n"),
+            _bash("sed -i 's/c/d/' src/q2.py"),
+            _bash("git status --porcelain", " M src/q.py\n M src/q2.py\n?? patch.txt\n"),
         ],
-        ["src/q.py", "patch.txt"],
+        ["src/q.py", "src/q2.py"],
+    ),
+    (
+        "backup copies and a diff written to a file are outputs, not fix files",
+        [
+            _bash("cp src/b.py src/b.py.backup && cp src/c.py src/c.py.orig && cp src/d.py /tmp/d.py~"),
+            _bash("sed -i 's/a/b/' src/b.py src/c.py"),
+            _bash("git diff > fix.patch && diff -u src/c.py.orig src/c.py > c.diff"),
+            _bash("cp src/b.py src/b_copy.py"),
+        ],
+        ["src/b.py", "src/c.py", "src/b_copy.py"],
     ),
     (
         "a diff against a commit, piped, or failed is no written-out patch",
@@ -301,7 +322,7 @@ TURNS: list[tuple[str, list[dict[str, Any]], list[str]]] = [
             _bash("git diff -- src/r1.py | tee p2.txt"),
             _bash("git diff -- src/r1.py > /nonexistent/p3.txt", "No such file or directory", 1),
         ],
-        ["src/r1.py", "src/r2.py", "old.patch", "p2.txt"],
+        ["src/r1.py", "src/r2.py", "p2.txt"],  # old.patch: git diff's output, not an edit
     ),
 ]
 
