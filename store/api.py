@@ -10,7 +10,9 @@ by the file's identity (see ``store.persist.fixlog``), so a warm recall parses a
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import logging
 import os
 import re
 import threading
@@ -19,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -32,6 +35,7 @@ from store.persist.fixlog import MalformedLine, Snapshot
 from store.persist.forgotten import add_forgotten, read_forgotten
 from store.persist.fsio import ensure_dir, flock, remove_stale_temps
 from store.persist.rotation import plan_rotation, should_rotate
+from store.persist.summary_file import Stamp, read_summary, write_summary
 from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights
 from store.recall.search import Recalled, recall_view
 from store.recall.vectors import embed_many
@@ -39,6 +43,7 @@ from store.recall.view import ProjectView, meaning_tokens
 from store.reconcile import reconcile
 from store.redact import might_hold_secret, redact, redact_obj
 from store.stats import Stats, compute_stats
+from store.summary import EMPTY_SUMMARY, LogSummary, summarize
 from store.verdicts import State, Verdict, agent_outcome, judge, state_of
 
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
@@ -47,6 +52,7 @@ CACHE_PROJECTS = 256
 DEFAULT_CACHE_BYTES = 256 << 20
 
 _ID_RE = re.compile(ENTRY_ID_PATTERN)
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -153,6 +159,7 @@ class FixStore:
         self._cache_mutex = threading.Lock()
         self._cache_bytes = cache_bytes
         self._files_memo: dict[tuple[str, str], ProjectFiles] = {}
+        self._summaries: dict[Path, tuple[Stamp, LogSummary]] = {}  # by log: the last summary known
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -285,13 +292,89 @@ class FixStore:
                 yield ProjectFiles(directory, name[: -len(".jsonl")])
 
     def projects(self, owner: str) -> list[str]:
-        """The raw project keys of ``owner`` that hold at least one entry, sorted."""
-        keys = set()
-        for files in self._owner_logs(owner):
-            entries = self._load(files).snapshot.entries
-            if entries:
-                keys.add(entries[0].project)
-        return sorted(keys)
+        """The raw project keys of ``owner`` that hold at least one entry, sorted.
+
+        Read from the summary files (``summaries``): no log is parsed while they hold.
+        """
+        return sorted({s.project for s in self.summaries(owner) if s.project is not None})
+
+    def summary(self, owner: str, project_key: str) -> LogSummary:
+        """A project's ``LogSummary`` (``EMPTY_SUMMARY`` when it has no log). Raises InvalidKey,
+        StoreUnavailable."""
+        return self._summary(self._files(owner, project_key))
+
+    def summaries(self, owner: str) -> list[LogSummary]:
+        """The ``LogSummary`` of each of ``owner``'s projects that holds an entry, by project key.
+
+        Each comes from memory or the project's summary file while the log still holds the bytes it was
+        made of (one open, fstat and pread of the log); else the log is parsed and summarized again, and
+        the file rewritten (``store.persist.summary_file``). Raises InvalidKey, StoreUnavailable.
+        """
+        found = [self._summary(files) for files in self._owner_logs(owner)]
+        return sorted((s for s in found if s.total), key=lambda s: s.project or "")
+
+    def _summary(self, files: ProjectFiles) -> LogSummary:
+        with self._cache_mutex:
+            memo = self._summaries.get(files.log)
+        if memo is not None and memo[0].holds(files.log):
+            return memo[1]
+        found = read_summary(files.summary, files.log)
+        if found is None:  # none yet (an older store wrote the log), stale, or torn: the log decides
+            cached = self._cached(files)
+            snapshot, _ = fixlog.read_snapshot(files.log, cached.snapshot if cached else None)
+            stamp = Stamp.of(snapshot)
+            if stamp is None:
+                return EMPTY_SUMMARY
+            found = (stamp, summarize(snapshot.entries))
+            self._save_summary(files, *found, writer=False)
+        self._memo_summary(files.log, *found)
+        return found[1]
+
+    def _memo_summary(self, log: Path, stamp: Stamp, summary: LogSummary) -> None:
+        with self._cache_mutex:
+            if len(self._summaries) >= 4096:
+                self._summaries.clear()
+            self._summaries[log] = (stamp, summary)
+
+    def _summary_before(self, files: ProjectFiles, snapshot: Snapshot) -> LogSummary:
+        """The summary of ``snapshot`` (a parse under the lock): the one in memory when it is of the same
+        bytes, else computed from its entries."""
+        stamp = Stamp.of(snapshot)
+        with self._cache_mutex:
+            memo = self._summaries.get(files.log)
+        if memo is not None and memo[0] == stamp:
+            return memo[1]
+        return summarize(snapshot.entries)
+
+    def _save_summary(self, files: ProjectFiles, stamp: Stamp, summary: LogSummary, *, writer: bool) -> None:
+        """Write the summary file; on any error log it and remove the file (a reader then summarizes the
+        log again). Never raises: the log write it follows has succeeded and must be reported so."""
+        try:
+            write_summary(files.summary, stamp, summary)
+        except Exception as exc:
+            _log.log(
+                logging.WARNING if writer else logging.DEBUG,
+                "fix store: could not write %s (%s); removed, the log will be summarized again",
+                files.summary, exc,
+            )  # fmt: skip
+            with contextlib.suppress(OSError):
+                files.summary.unlink()
+
+    def _keep_summary(self, files: ProjectFiles, snapshot: Snapshot, make: Callable[[], LogSummary]) -> None:
+        """Under the lock, after the log was written: remember the summary ``make()`` gives of ``snapshot``
+        and write it. Never raises (see ``_save_summary``)."""
+        try:
+            stamp = Stamp.of(snapshot)
+            if stamp is None:
+                return
+            summary = make()
+        except Exception:
+            _log.warning("fix store: could not summarize %s", files.log, exc_info=True)
+            with contextlib.suppress(OSError):
+                files.summary.unlink()
+            return
+        self._memo_summary(files.log, stamp, summary)
+        self._save_summary(files, stamp, summary, writer=True)
 
     def has_project(self, owner: str, project_key: str) -> bool:
         """Whether ``owner`` has a log for ``project_key`` (one ``stat``; it may hold no entry any more).
@@ -360,6 +443,7 @@ class FixStore:
         """
         remove_stale_temps(files.log)
         remove_stale_temps(files.index)
+        remove_stale_temps(files.summary)
         cached = self._cached(files)
         snapshot, extends, moved = fixlog.prepare_for_write(
             files.log, files.quarantine, cached.snapshot if cached else None, now=self._clock()
@@ -393,6 +477,8 @@ class FixStore:
             batch.add(content)
             fresh.append(redacted)
         if not fresh:
+            if quarantined:  # the repair changed the log
+                self._keep_summary(files, snapshot, lambda: summarize(snapshot.entries))
             return AppendResult([], duplicates, [], quarantined, forgotten, same_content)
         new_vectors = embed_many([meaning_tokens(e) for e in fresh])
         added = reconcile(
@@ -417,9 +503,13 @@ class FixStore:
             quarantined += moved
             grown = grown.subset(rows)
             known = None  # entries left the log: its keys are computed again at the next append
+            kept = grown.entries
+            self._keep_summary(files, snapshot, lambda: summarize(kept))
         else:
+            before = snapshot
             snapshot = fixlog.append_entries(files.log, snapshot, added)
             known = contents | batch
+            self._keep_summary(files, snapshot, lambda: self._summary_before(files, before).extended(added))
         self._remember(files.log, _Cached(snapshot, grown, known))
         fixlog.write_index(files.index, grown.index_bytes())
         return AppendResult(added, duplicates, dropped, quarantined, forgotten, same_content)
@@ -455,6 +545,7 @@ class FixStore:
                 snapshot, _ = fixlog.rewrite(
                     files.log, files.quarantine, current.snapshot, keep, now=self._clock()
                 )
+                self._keep_summary(files, snapshot, lambda: summarize(entries))
                 self._adopt(files, None, snapshot, False)
             refused = read_forgotten(files.forgotten)
         out = []
@@ -494,17 +585,20 @@ class FixStore:
                     files.log, files.quarantine, current.snapshot, keep, now=self._clock()
                 )
                 view = current.view.subset(rows)
+                self._keep_summary(files, snapshot, partial(summarize, view.entries))
                 self._remember(files.log, _Cached(snapshot, view))
                 fixlog.write_index(files.index, view.index_bytes())
                 deleted = True
         return deleted
 
     def repair(self, owner: str, project_key: str) -> int:
-        """Under the lock: repair a torn tail, rewrite the index; returns lines quarantined."""
+        """Under the lock: repair a torn tail, rewrite the index and summary; returns lines quarantined."""
         files = self._files(owner, project_key)
         if not files.log.exists():
             return 0
         with self._lock(owner, project_key, files):
             current, moved = self._prepare(files)
             fixlog.write_index(files.index, current.view.index_bytes())
+            snapshot = current.snapshot
+            self._keep_summary(files, snapshot, lambda: self._summary_before(files, snapshot))
             return moved
