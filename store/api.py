@@ -443,7 +443,6 @@ class FixStore:
         """
         remove_stale_temps(files.log)
         remove_stale_temps(files.index)
-        remove_stale_temps(files.summary)
         cached = self._cached(files)
         snapshot, extends, moved = fixlog.prepare_for_write(
             files.log, files.quarantine, cached.snapshot if cached else None, now=self._clock()

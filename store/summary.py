@@ -11,7 +11,8 @@ not of the log. History (superseded, regressed) is not in it: it needs the whole
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -107,6 +108,23 @@ class LogSummary:
 EMPTY_SUMMARY: Final = LogSummary(None, 0, dict.fromkeys(OUTCOMES, 0), None, None)
 
 
-def summarize(entries: Iterable[FixEntry]) -> LogSummary:
-    """The summary of a log holding ``entries``."""
-    return EMPTY_SUMMARY.extended(entries)
+def summarize(entries: Sequence[FixEntry]) -> LogSummary:
+    """The summary of a log holding ``entries`` (what ``EMPTY_SUMMARY.extended(entries)`` gives, with the
+    counting done by ``Counter``: a rotation at the cap summarizes 500 entries on every append)."""
+    if not entries:
+        return EMPTY_SUMMARY
+    stamps = [e.ts for e in entries]
+    pairs = Counter(zip([int(ts // DAY_SECONDS) for ts in stamps], [e.outcome for e in entries], strict=True))
+    days: dict[int, list[int]] = {}
+    by_outcome: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
+    for (day, outcome), count in pairs.items():
+        days.setdefault(day, [0] * len(OUTCOMES))[_SLOT[outcome]] += count
+        by_outcome[outcome] += count
+    return LogSummary(
+        project=entries[0].project,
+        total=len(entries),
+        by_outcome=by_outcome,
+        oldest_ts=min(stamps),
+        newest_ts=max(stamps),
+        days={day: tuple(n) for day, n in sorted(days.items())},
+    )

@@ -10,7 +10,9 @@ import orjson
 
 from store import FixStore
 from store.paths import project_files
+from store.persist.summary_file import read_summary
 from store.recall.index import build_index
+from store.summary import summarize
 from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 
@@ -72,6 +74,8 @@ def test_eight_processes_appending_200_entries_each(data_dir: Path) -> None:
     assert set(ids) == expected
     assert orjson.loads(files.index.read_bytes()) == build_index(result.entries)
     assert not files.quarantine.exists()
+    written = read_summary(files.summary, files.log)  # the last writer's, under the lock: of the final log
+    assert written is not None and written[1] == summarize(result.entries)
 
 
 def test_concurrent_appends_with_rotation_account_for_every_entry(data_dir: Path) -> None:
@@ -85,3 +89,6 @@ def test_concurrent_appends_with_rotation_account_for_every_entry(data_dir: Path
         make_entry(f"{w}-{i}").id for w in range(writers) for i in range(per_writer)
     }
     assert not kept & set(dropped)
+    files = project_files(data_dir / "fix_memory", OWNER, PROJECT)
+    written = read_summary(files.summary, files.log)
+    assert written is not None and written[1] == summarize(fix_store(data_dir).read(OWNER, PROJECT).entries)

@@ -89,6 +89,22 @@ def test_anything_but_a_summary_file_is_refused(bad: bytes) -> None:
     assert summary_file.decode(bad) is None
 
 
+def test_a_torn_or_interleaved_summary_file_fails_its_checksum() -> None:
+    stamp = summary_file.Stamp(1, 2, 300, 4, 300, 10, "0" * 64)
+    old = summary_file.encode(stamp, summarize([_entry(0, ts=1e9)]))
+    new = summary_file.encode(stamp, summarize([_entry(0, ts=1e9), _entry(1, "partial", 2e9)]))
+    assert summary_file.decode(new) is not None
+    for bad in (
+        new[:-1],
+        new[: len(new) // 2],
+        new[: len(old) // 2] + old[len(old) // 2 :],
+        old + new[len(old) :],
+    ):
+        assert summary_file.decode(bad) is None
+    flipped = new.replace(b'"total":2', b'"total":3')
+    assert flipped != new and summary_file.decode(flipped) is None
+
+
 # -- the file beside the log ---------------------------------------------------------------------------
 
 
