@@ -15,6 +15,9 @@
 9. hooks      — the installed Claude Code hook, one process per event: p50/p99 wall and CPU per event
                  kind at 500 entries, local (recall daemon) and through the HTTP API; the
                  ``fixmem.harness`` overhead per turn (``bench.hooks``)
+10. ui         — the web UI's pages at 200 projects of 500 entries (one owner): server time cold (the first
+                 request after a start) and p50/p95 over 30 warm requests, and the projects page on logs
+                 with no summary files yet (``bench.ui``)
 
 Sized so the whole suite takes under 10 minutes here (every size is in each result's ``parameters``; the
 estimate per benchmark is in docs/performance.md).
@@ -44,7 +47,7 @@ from bench.common import RESULTS, load_average, machine, versions, write_result
 from bench.corpus import DEFAULT_SHAPE, SHARED_CORPUS, measure
 from bench.events import PROJECTS, SEED, EventStats, make_events
 
-NAMES = ("throughput", "latency", "recall", "extraction", "backfill", "scaling", "startup", "hooks")
+NAMES = ("throughput", "latency", "recall", "extraction", "backfill", "scaling", "startup", "hooks", "ui")
 # The file each writes in bench/results/: extraction.json and backfill.json belong to the owners' own
 # benchmarks (bench.extraction_bench, bench.backfill_bench), which the suite reuses but does not overwrite.
 RESULT_FILES = {
@@ -76,6 +79,9 @@ class Params:
     backfill_copies: int = 10
     startup_runs: int = 20
     hook_runs: int = 50
+    ui_runs: int = 30
+    ui_projects: int = 200
+    ui_entries: int = 500
 
     @classmethod
     def quick(cls) -> Params:
@@ -98,6 +104,9 @@ class Params:
             backfill_copies=1,
             startup_runs=2,
             hook_runs=3,
+            ui_runs=2,
+            ui_projects=3,
+            ui_entries=20,
         )
 
 
@@ -179,7 +188,7 @@ def backfill(params: Params) -> dict[str, Any]:
 
 def run(names: list[str], params: Params, results: Path, *, readme: Path | None) -> dict[str, dict[str, Any]]:
     """Run the named benchmarks in order; write each result, the summary table and the plot."""
-    from bench import hooks, latency, recall_http, startup, throughput  # noqa: PLC0415
+    from bench import hooks, latency, recall_http, startup, throughput, ui  # noqa: PLC0415
 
     suite_started = time.monotonic()
     need_events = params.events if {"throughput", "latency", "extraction"} & set(names) else 0
@@ -221,6 +230,7 @@ def run(names: list[str], params: Params, results: Path, *, readme: Path | None)
         ),
         "startup": lambda: startup.run(params.startup_runs),
         "hooks": lambda: hooks.run(params.hook_runs),
+        "ui": lambda: ui.run(params.ui_runs, projects=params.ui_projects, entries=params.ui_entries),
     }
     done: dict[str, dict[str, Any]] = {}
     failures: list[str] = []

@@ -4,10 +4,15 @@ The data directory is made here: 200 project logs of 500 synthetic entries (``be
 generator, the project key and ids changed per project), written as the store writes its JSONL lines, and
 100 dead letters in an embedded Redis. ``fixmem serve`` runs in its own process (the shipped wiring, with
 ``FIXMEM_API_OPS_TOKENS``); an httpx client with a Bearer token asks for each page: once cold (the first
-request after start: the projects page then parses all 200 logs) and ``runs`` times warm. The server
+request after start) and ``runs`` times warm. The server
 time is what the UI's ``Server-Timing: app;dur=`` header says (from the request's arrival in the app to
 its response, rendering included); the client's wall time over loopback is recorded beside it. Goal (the
 web-UI issue): every page's server time <= 300 ms.
+
+The logs are written as an older store left them: no summary files (``store.persist.summary_file``). A
+first server is asked for the projects page once (``first_visit``: every log is parsed and summarized,
+and the summary files written), then stopped; the measured server is a second process, whose cold
+projects page reads the 200 summary files, as it would on a data directory the store wrote.
 
 ``python -m bench.ui [--runs N]`` writes ``bench/results/ui.json``.
 """
@@ -42,10 +47,10 @@ def _project(i: int) -> str:
     return f"github.com/bench/project-{i:03d}"
 
 
-def write_logs(data_dir: Path) -> None:
-    """``PROJECTS`` logs of ``ENTRIES`` entries each, as JSONL lines in the store's layout."""
-    template = make_entries(ENTRIES)
-    for i in range(PROJECTS):
+def write_logs(data_dir: Path, projects: int = PROJECTS, entries: int = ENTRIES) -> None:
+    """``projects`` logs of ``entries`` entries each, as JSONL lines in the store's layout."""
+    template = make_entries(entries)
+    for i in range(projects):
         key = _project(i)
         files = project_files(data_dir / "fix_memory", OWNER, key)
         files.directory.mkdir(parents=True, exist_ok=True)
@@ -86,9 +91,9 @@ def dead_letters(redis_url: str) -> None:
         pipe.execute()
 
 
-def _pages() -> dict[str, tuple[str, str, dict[str, Any]]]:
-    key = _project(PROJECTS // 2)
-    one = entry_id(OWNER, key, "turn-250")
+def _pages(projects: int, entries: int) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    key = _project(projects // 2)
+    one = entry_id(OWNER, key, f"turn-{entries // 2}")
     task = "the checkout times out and the cart returns 500 after login"
     return {
         "login": ("GET", "/ui/login", {}),
@@ -115,24 +120,32 @@ def _timed(client: httpx.Client, method: str, path: str, values: dict[str, Any])
     return elapsed, server
 
 
-def run(runs: int) -> dict[str, Any]:
+def run(runs: int, *, projects: int = PROJECTS, entries: int = ENTRIES) -> dict[str, Any]:
+    """The result's body (``python -m bench.ui``, and ``python -m bench ui`` with its sizes)."""
     from fixmem.redis_server import EmbeddedRedis  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"
         started = time.monotonic()
-        write_logs(data_dir)
+        write_logs(data_dir, projects, entries)
         written = time.monotonic() - started
         (Path(tmp) / "redis").mkdir()
         with EmbeddedRedis(Path(tmp) / "redis", appendonly=False) as server:
             dead_letters(server.url)
             extra = {"FIXMEM_REDIS_URL": server.url, "FIXMEM_API_OPS_TOKENS": f"{OPS}:ops"}
-            with serving(data_dir, f"{OPS}:{OWNER}", extra) as base:
-                headers = {"Authorization": f"Bearer {OPS}"}  # the owner's and the operator's token
-                with httpx.Client(base_url=base, headers=headers, timeout=120) as client:
-                    pages = _pages()
-                    cold = {name: _timed(client, *spec) for name, spec in pages.items()}
-                    warm = {n: [_timed(client, *spec) for _ in range(runs)] for n, spec in pages.items()}
+            headers = {"Authorization": f"Bearer {OPS}"}  # the owner's and the operator's token
+            pages = _pages(projects, entries)
+            with (
+                serving(data_dir, f"{OPS}:{OWNER}", extra) as base,
+                httpx.Client(base_url=base, headers=headers, timeout=300) as client,
+            ):
+                first_visit = _timed(client, *pages["projects"])
+            with (
+                serving(data_dir, f"{OPS}:{OWNER}", extra) as base,
+                httpx.Client(base_url=base, headers=headers, timeout=120) as client,
+            ):
+                cold = {name: _timed(client, *spec) for name, spec in pages.items()}
+                warm = {n: [_timed(client, *spec) for _ in range(runs)] for n, spec in pages.items()}
 
     def ms(value: float) -> float:
         return round(value * 1000, 1)
@@ -153,6 +166,7 @@ def run(runs: int) -> dict[str, Any]:
         for name in pages
     }
     return {
+        "sizes": {"runs": runs, "projects": projects, "entries": entries, "letters": LETTERS},
         "pages": {name: f"{m} {p}" for name, (m, p, _) in pages.items()},
         "setup_seconds": round(written, 1),
         "samples_server_ms": {name: [ms(s) for s in values] for name, values in server.items()},
@@ -162,6 +176,8 @@ def run(runs: int) -> dict[str, Any]:
             "goal": f"every page's server time p95 <= {GOAL_MS:.0f} ms, warm",
             "goal_met": all(r["goal_met"] for r in rows.values()),
             "cold_goal_met": all(r["cold_server_ms"] <= GOAL_MS for r in rows.values()),
+            "first_visit_server_ms": ms(first_visit[1]),
+            "first_visit": "projects page on logs an older store wrote (no summary files): each log parsed",
         },
     }
 

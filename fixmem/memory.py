@@ -40,7 +40,9 @@ class FixMemory:
         """
         base = settings or Settings.from_env()
         self.settings = base if data_dir is None else base.with_overrides(data_dir=os.fspath(data_dir))
-        self.store = store or FixStore(self.settings.data_dir, cap=self.settings.rotation_cap)
+        self.store = store or FixStore(
+            self.settings.data_dir, cap=self.settings.rotation_cap, slack=self.settings.rotation_slack
+        )
         self._clock = clock
 
     def record_from_turn(

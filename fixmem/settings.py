@@ -110,6 +110,9 @@ class Settings(BaseModel):
     fix_memory_prompt_budget_tokens: int = Field(default=600, ge=50, le=20_000)
     fix_memory_auto_recall: bool = True
     rotation_cap: int = Field(default=500, ge=1)
+    # Lines past the cap an append may leave on disk (readers rotate); the log is rewritten once it would
+    # hold more than cap + slack: at the cap, a rewrite per 51 appends, not one each (bench/slack_ab.py)
+    rotation_slack: int = Field(default=50, ge=0)
     # A verdict (CI, benchmark, review …) that arrives before its turn's entry waits this long, then is
     # dropped (counted `expired`); also how long ids rotation dropped are remembered to drop their verdicts.
     verdict_hold_seconds: float = Field(default=7 * 86400.0, gt=0)
@@ -123,6 +126,9 @@ class Settings(BaseModel):
     api_tokens: SecretStr | None = None  # bearer tokens -> owners: "token1:alice,token2:bob"
     api_tokens_file: Path | None = None  # the same, one "token:owner" a line ('#' comments)
     api_ops_tokens: SecretStr | None = None  # tokens of operators -> names: the web UI's pipeline page
+    # The web UI's login form: a client address with this many failed logins in the window gets 429
+    ui_login_max_failures: int = Field(default=10, ge=1)
+    ui_login_window_seconds: float = Field(default=60.0, gt=0)
 
     # `fixmem eval`
     eval_dataset: Path | None = None  # None: the labelled dataset shipped with evals.recall

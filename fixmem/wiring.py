@@ -161,7 +161,12 @@ def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
     """The FixStore of ``settings.data_dir`` with the configured lock (pass the client for Redis locks)."""
     from store import FixStore  # noqa: PLC0415
 
-    return FixStore(settings.data_dir, cap=settings.rotation_cap, lock_factory=lock_factory(settings, client))
+    return FixStore(
+        settings.data_dir,
+        cap=settings.rotation_cap,
+        slack=settings.rotation_slack,
+        lock_factory=lock_factory(settings, client),
+    )
 
 
 def writer_store(settings: Settings) -> FixStore:

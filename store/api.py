@@ -10,7 +10,9 @@ by the file's identity (see ``store.persist.fixlog``), so a warm recall parses a
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import logging
 import os
 import re
 import threading
@@ -19,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -32,6 +35,7 @@ from store.persist.fixlog import MalformedLine, Snapshot
 from store.persist.forgotten import add_forgotten, read_forgotten
 from store.persist.fsio import ensure_dir, flock, remove_stale_temps
 from store.persist.rotation import plan_rotation, should_rotate
+from store.persist.summary_file import Stamp, read_summary, write_summary
 from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights
 from store.recall.search import Recalled, recall_view
 from store.recall.vectors import embed_many
@@ -39,6 +43,7 @@ from store.recall.view import ProjectView, meaning_tokens
 from store.reconcile import reconcile
 from store.redact import might_hold_secret, redact, redact_obj
 from store.stats import Stats, compute_stats
+from store.summary import EMPTY_SUMMARY, LogSummary, summarize
 from store.verdicts import State, Verdict, agent_outcome, judge, state_of
 
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
@@ -47,6 +52,7 @@ CACHE_PROJECTS = 256
 DEFAULT_CACHE_BYTES = 256 << 20
 
 _ID_RE = re.compile(ENTRY_ID_PATTERN)
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -104,9 +110,23 @@ def _redacted_verdict(verdict: Verdict) -> Verdict:
 
 @dataclass
 class _Cached:
+    """A parse of the log (``snapshot``: every line) and the view of what it holds once rotated to the cap
+    (``view``; ``rows``: each of its entries' index in ``snapshot.entries``). They differ only when a writer
+    with rotation slack left lines past the cap on disk (``FixStore``'s ``slack``)."""
+
     snapshot: Snapshot
     view: ProjectView
     contents: set[bytes | None] | None = None  # content_key of every entry, computed at the first append
+    rows: tuple[int, ...] | None = None  # None: every line, in order
+
+    def line_rows(self) -> Sequence[int]:
+        """The index in ``snapshot.entries`` of each entry of ``view``."""
+        return range(len(self.snapshot.entries)) if self.rows is None else self.rows
+
+    def raw_lines(self) -> list[bytes]:
+        """The exact line of each entry of ``view``."""
+        raw = self.snapshot.raw
+        return list(raw) if self.rows is None else [raw[i] for i in self.rows]
 
     def content_keys(self) -> set[bytes | None]:
         """The ``content_key`` of every entry of the log (computed once per cached parse)."""
@@ -128,6 +148,7 @@ class FixStore:
         regression_rule: RegressionRule | None = None,
         clock: Callable[[], float] = time.time,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        slack: int = 0,
     ) -> None:
         """A store rooted at ``data_dir``; nothing is created until the first write.
 
@@ -138,10 +159,17 @@ class FixStore:
         ``clock``: unix seconds.
         ``cache_bytes``: memory for parsed logs and their vectors (about 4 KiB per entry), least
         recently used projects evicted first.
-        Raises ValueError when ``cap`` is below 1.
+        ``slack``: lines past ``cap`` an append may leave on disk instead of rewriting the log (rotation
+        with slack: the log is rewritten once it would hold more than ``cap + slack`` lines). Whatever the
+        slack, every reader applies the rotation order to the lines at ``cap``, so what the store answers
+        is the same as with none; only the file holds more lines.
+        Raises ValueError when ``cap`` is below 1 or ``slack`` below 0.
         """
         if cap < 1:
             raise ValueError(f"cap must be >= 1, got {cap}")
+        if slack < 0:
+            raise ValueError(f"slack must be >= 0, got {slack}")
+        self.slack = slack
         self.data_dir = Path(data_dir)
         self.root = self.data_dir / ROOT_DIR_NAME
         self.cap = cap
@@ -153,6 +181,7 @@ class FixStore:
         self._cache_mutex = threading.Lock()
         self._cache_bytes = cache_bytes
         self._files_memo: dict[tuple[str, str], ProjectFiles] = {}
+        self._summaries: dict[Path, tuple[Stamp, LogSummary]] = {}  # by log: the last summary known
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -173,16 +202,36 @@ class FixStore:
         if cached is not None and snapshot is cached.snapshot:
             current = cached
         elif cached is not None and extends:
-            grown = snapshot.entries[len(cached.view.entries) :]
+            start = len(cached.snapshot.entries)
+            grown = snapshot.entries[start:]
             contents = None if cached.contents is None else cached.contents | {content_key(e) for e in grown}
-            current = _Cached(snapshot, cached.view.extend(grown), contents)
+            rows = [*cached.line_rows(), *range(start, len(snapshot.entries))]
+            current = self._rotated(_Cached(snapshot, cached.view.extend(grown), contents, tuple(rows)))
         else:
-            index = fixlog.read_index(files.index) if snapshot.entries else None
-            current = _Cached(
-                snapshot, ProjectView(snapshot.entries, index=index, regression_rule=self._rule)
-            )
+            entries: Sequence[FixEntry] = snapshot.entries
+            rows = None
+            if should_rotate(len(entries), self.cap):  # lines a writer with slack left past the cap
+                plan = plan_rotation(entries, self.cap)
+                gone = {e.id for e in plan.drop}
+                rows = [i for i, e in enumerate(entries) if e.id not in gone]
+                entries = plan.keep
+            index = fixlog.read_index(files.index) if entries else None
+            view = ProjectView(entries, index=index, regression_rule=self._rule)
+            current = _Cached(snapshot, view, rows=None if rows is None else tuple(rows))
         self._remember(files.log, current)
         return current
+
+    def _rotated(self, cached: _Cached) -> _Cached:
+        """``cached`` with its view rotated to the cap (the rotation order is associative while no
+        outcome changes, and a verdict rewrites the log: rotating the lines at once or one append at a
+        time keeps the same entries)."""
+        view = cached.view
+        if not should_rotate(len(view.entries), self.cap):
+            return cached
+        gone = {e.id for e in plan_rotation(view.entries, self.cap).drop}
+        keep = [i for i, e in enumerate(view.entries) if e.id not in gone]
+        rows = cached.line_rows()
+        return _Cached(cached.snapshot, view.subset(keep), None, tuple(rows[i] for i in keep))
 
     def _remember(self, path: Path, value: _Cached) -> None:
         """Keep ``value`` as the newest cache item; evict the least recently used beyond the bounds."""
@@ -213,8 +262,9 @@ class FixStore:
 
         Raises InvalidKey for an empty owner or project key, StoreUnavailable when the log is unreadable.
         """
-        snapshot = self._load(self._files(owner, project_key)).snapshot
-        return ReadResult(list(snapshot.entries), snapshot.malformed, incomplete_tail=bool(snapshot.tail))
+        cached = self._load(self._files(owner, project_key))
+        snapshot = cached.snapshot
+        return ReadResult(list(cached.view.entries), snapshot.malformed, incomplete_tail=bool(snapshot.tail))
 
     def recall(
         self,
@@ -285,13 +335,92 @@ class FixStore:
                 yield ProjectFiles(directory, name[: -len(".jsonl")])
 
     def projects(self, owner: str) -> list[str]:
-        """The raw project keys of ``owner`` that hold at least one entry, sorted."""
-        keys = set()
-        for files in self._owner_logs(owner):
-            entries = self._load(files).snapshot.entries
-            if entries:
-                keys.add(entries[0].project)
-        return sorted(keys)
+        """The raw project keys of ``owner`` that hold at least one entry, sorted.
+
+        Read from the summary files (``summaries``): no log is parsed while they hold.
+        """
+        return sorted({s.project for s in self.summaries(owner) if s.project is not None})
+
+    def summary(self, owner: str, project_key: str) -> LogSummary:
+        """A project's ``LogSummary`` (``EMPTY_SUMMARY`` when it has no log). Raises InvalidKey,
+        StoreUnavailable."""
+        return self._summary(self._files(owner, project_key))
+
+    def summaries(self, owner: str) -> list[LogSummary]:
+        """The ``LogSummary`` of each of ``owner``'s projects that holds an entry, by project key.
+
+        Each comes from memory or the project's summary file while the log still holds the bytes it was
+        made of (one open, fstat and pread of the log); else the log is parsed and summarized again, and
+        the file rewritten (``store.persist.summary_file``). Raises InvalidKey, StoreUnavailable.
+        """
+        found = [self._summary(files) for files in self._owner_logs(owner)]
+        return sorted((s for s in found if s.total), key=lambda s: s.project or "")
+
+    def _summary(self, files: ProjectFiles) -> LogSummary:
+        with self._cache_mutex:
+            memo = self._summaries.get(files.log)
+        if memo is not None and memo[0].holds(files.log):
+            return memo[1]
+        found = read_summary(files.summary, files.log)
+        if found is None:  # none yet (an older store wrote the log), stale, or torn: the log decides
+            cached = self._cached(files)
+            snapshot, _ = fixlog.read_snapshot(files.log, cached.snapshot if cached else None)
+            stamp = Stamp.of(snapshot)
+            if stamp is None:
+                return EMPTY_SUMMARY
+            entries = snapshot.entries
+            if should_rotate(len(entries), self.cap):  # a writer with slack left lines past the cap
+                entries = tuple(plan_rotation(entries, self.cap).keep)
+            found = (stamp, summarize(entries))
+            self._save_summary(files, *found, writer=False)
+        self._memo_summary(files.log, *found)
+        return found[1]
+
+    def _memo_summary(self, log: Path, stamp: Stamp, summary: LogSummary) -> None:
+        with self._cache_mutex:
+            if len(self._summaries) >= 4096:
+                self._summaries.clear()
+            self._summaries[log] = (stamp, summary)
+
+    def _summary_before(self, files: ProjectFiles, cached: _Cached) -> LogSummary:
+        """The summary of ``cached`` (a parse under the lock): the one in memory when it is of the same
+        bytes, else computed from its entries."""
+        stamp = Stamp.of(cached.snapshot)
+        with self._cache_mutex:
+            memo = self._summaries.get(files.log)
+        if memo is not None and memo[0] == stamp:
+            return memo[1]
+        return summarize(cached.view.entries)
+
+    def _save_summary(self, files: ProjectFiles, stamp: Stamp, summary: LogSummary, *, writer: bool) -> None:
+        """Write the summary file; on any error log it and remove the file (a reader then summarizes the
+        log again). Never raises: the log write it follows has succeeded and must be reported so."""
+        try:
+            write_summary(files.summary, stamp, summary)
+        except Exception as exc:
+            _log.log(
+                logging.WARNING if writer else logging.DEBUG,
+                "fix store: could not write %s (%s); removed, the log will be summarized again",
+                files.summary, exc,
+            )  # fmt: skip
+            with contextlib.suppress(OSError):
+                files.summary.unlink()
+
+    def _keep_summary(self, files: ProjectFiles, snapshot: Snapshot, make: Callable[[], LogSummary]) -> None:
+        """Under the lock, after the log was written: remember the summary ``make()`` gives of ``snapshot``
+        and write it. Never raises (see ``_save_summary``)."""
+        try:
+            stamp = Stamp.of(snapshot)
+            if stamp is None:
+                return
+            summary = make()
+        except Exception:
+            _log.warning("fix store: could not summarize %s", files.log, exc_info=True)
+            with contextlib.suppress(OSError):
+                files.summary.unlink()
+            return
+        self._memo_summary(files.log, stamp, summary)
+        self._save_summary(files, stamp, summary, writer=True)
 
     def has_project(self, owner: str, project_key: str) -> bool:
         """Whether ``owner`` has a log for ``project_key`` (one ``stat``; it may hold no entry any more).
@@ -309,8 +438,8 @@ class FixStore:
         listed = []
         for files in self._owner_logs(owner):
             cached = self._load(files)
-            if cached.snapshot.entries:
-                listed.append(self._stats_of(cached.snapshot.entries[0].project, cached))
+            if cached.view.entries:
+                listed.append(self._stats_of(cached.view.entries[0].project, cached))
         return sorted(listed, key=lambda s: s.project)
 
     # -- writing -------------------------------------------------------------------------------------
@@ -369,7 +498,7 @@ class FixStore:
     def _append_locked(self, files: ProjectFiles, entries: Sequence[FixEntry]) -> AppendResult:
         current, quarantined = self._prepare(files)
         snapshot, view = current.snapshot, current.view
-        seen = set(snapshot.ids)
+        seen = set(view.rows)  # the log's entries at the cap (lines past it are no entries of it)
         refused = read_forgotten(files.forgotten)
         contents = current.content_keys()  # not changed here: a write that fails must leave it as it was
         batch: set[bytes | None] = set()
@@ -393,6 +522,8 @@ class FixStore:
             batch.add(content)
             fresh.append(redacted)
         if not fresh:
+            if quarantined:  # the repair changed the log
+                self._keep_summary(files, snapshot, lambda: summarize(view.entries))
             return AppendResult([], duplicates, [], quarantined, forgotten, same_content)
         new_vectors = embed_many([meaning_tokens(e) for e in fresh])
         added = reconcile(
@@ -406,21 +537,37 @@ class FixStore:
         )
         grown = view.extend(added, new_vectors=new_vectors)
         dropped: list[FixEntry] = []
+        rows: Sequence[int] = range(len(grown.entries))
         if should_rotate(len(grown.entries), self.cap):
             plan = plan_rotation(grown.entries, self.cap)
             dropped = plan.drop
             gone = {e.id for e in plan.drop}
             rows = [i for i, e in enumerate(grown.entries) if e.id not in gone]
-            raws = [*snapshot.raw, *(fixlog.encode_entry(e) for e in added)]
+        # Rotation with slack: the lines stay on disk until the log would hold more than cap + slack (or a
+        # new entry has the id of a line past the cap: a replayed turn rotation dropped); readers rotate.
+        past_cap = snapshot.ids.difference(view.rows) if len(snapshot.entries) > len(view.entries) else set()
+        lines = len(snapshot.entries) + len(added)
+        if lines > self.cap + self.slack or any(e.id in past_cap for e in added):
+            raws = [*current.raw_lines(), *(fixlog.encode_entry(e) for e in added)]
             keep = [(grown.entries[i], raws[i]) for i in rows]
             snapshot, moved = fixlog.rewrite(files.log, files.quarantine, snapshot, keep, now=self._clock())
             quarantined += moved
+            line_rows: list[int] | None = None
+        else:
+            start = len(snapshot.entries)
+            snapshot = fixlog.append_entries(files.log, snapshot, added)
+            every = [*current.line_rows(), *range(start, start + len(added))]
+            line_rows = [every[i] for i in rows]
+        if dropped:
             grown = grown.subset(rows)
             known = None  # entries left the log: its keys are computed again at the next append
+            kept = grown.entries
+            self._keep_summary(files, snapshot, lambda: summarize(kept))
         else:
-            snapshot = fixlog.append_entries(files.log, snapshot, added)
             known = contents | batch
-        self._remember(files.log, _Cached(snapshot, grown, known))
+            self._keep_summary(files, snapshot, lambda: self._summary_before(files, current).extended(added))
+        whole = line_rows is None or len(line_rows) == len(snapshot.entries)
+        self._remember(files.log, _Cached(snapshot, grown, known, None if whole else tuple(line_rows or ())))
         fixlog.write_index(files.index, grown.index_bytes())
         return AppendResult(added, duplicates, dropped, quarantined, forgotten, same_content)
 
@@ -438,7 +585,7 @@ class FixStore:
         verdicts = [v if not might_hold_secret(v.detail) else _redacted_verdict(v) for v in verdicts]
         with self._lock(owner, project_key, files):
             current, _ = self._prepare(files)
-            entries = list(current.snapshot.entries)
+            entries = list(current.view.entries)
             rows = current.view.rows
             changed: set[int] = set()
             for verdict in verdicts:
@@ -448,13 +595,14 @@ class FixStore:
                     entries[row] = judged
                     changed.add(row)
             if changed:
-                raws = current.snapshot.raw
+                raws = current.raw_lines()
                 keep = [
                     (e, fixlog.encode_entry(e) if i in changed else raws[i]) for i, e in enumerate(entries)
                 ]
                 snapshot, _ = fixlog.rewrite(
                     files.log, files.quarantine, current.snapshot, keep, now=self._clock()
                 )
+                self._keep_summary(files, snapshot, lambda: summarize(entries))
                 self._adopt(files, None, snapshot, False)
             refused = read_forgotten(files.forgotten)
         out = []
@@ -479,32 +627,35 @@ class FixStore:
             return False
         deleted = False
         for files in list(self._owner_logs(owner)):
-            snapshot = self._load(files).snapshot
-            if entry_id not in snapshot.ids:
+            listed = self._load(files).view
+            if entry_id not in listed.rows:
                 continue
-            project_key = next(e.project for e in snapshot.entries if e.id == entry_id)
+            project_key = listed.entries[listed.rows[entry_id]].project
             with self._lock(owner, project_key, files):
                 current, _ = self._prepare(files)
                 rows = [i for i, e in enumerate(current.view.entries) if e.id != entry_id]
                 if len(rows) == len(current.view.entries):
                     continue
                 add_forgotten(files.forgotten, entry_id)
-                keep = [(current.snapshot.entries[i], current.snapshot.raw[i]) for i in rows]
+                raws = current.raw_lines()
+                keep = [(current.view.entries[i], raws[i]) for i in rows]
                 snapshot, _ = fixlog.rewrite(
                     files.log, files.quarantine, current.snapshot, keep, now=self._clock()
                 )
                 view = current.view.subset(rows)
+                self._keep_summary(files, snapshot, partial(summarize, view.entries))
                 self._remember(files.log, _Cached(snapshot, view))
                 fixlog.write_index(files.index, view.index_bytes())
                 deleted = True
         return deleted
 
     def repair(self, owner: str, project_key: str) -> int:
-        """Under the lock: repair a torn tail, rewrite the index; returns lines quarantined."""
+        """Under the lock: repair a torn tail, rewrite the index and summary; returns lines quarantined."""
         files = self._files(owner, project_key)
         if not files.log.exists():
             return 0
         with self._lock(owner, project_key, files):
             current, moved = self._prepare(files)
             fixlog.write_index(files.index, current.view.index_bytes())
+            self._keep_summary(files, current.snapshot, lambda: self._summary_before(files, current))
             return moved

@@ -7,6 +7,7 @@ Layout (the on-disk contract)::
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.quarantine.jsonl  lines moved out of the log
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.lock              the default write lock
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.forgotten         ids ``forget`` deleted, one a line
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.summary.json      counts for listings (derived)
 
 A safe name is a readable slug of the raw name plus 12 hex of its SHA-256, so ``a/b`` and ``a_b`` never
 share a file, and no raw string (``..``, absolute paths, NUL, 10 kB names, unicode) can address anything
@@ -36,6 +37,7 @@ INDEX_SUFFIX = ".index.json"
 QUARANTINE_SUFFIX = ".quarantine.jsonl"
 LOCK_SUFFIX = ".lock"
 FORGOTTEN_SUFFIX = ".forgotten"
+SUMMARY_SUFFIX = ".summary.json"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _EDGE = "._-"
@@ -87,6 +89,11 @@ class ProjectFiles:
     def forgotten(self) -> Path:
         """The ids ``forget`` deleted, so that a replayed turn does not bring its entry back."""
         return self.directory / (self.stem + FORGOTTEN_SUFFIX)
+
+    @cached_property
+    def summary(self) -> Path:
+        """The log's ``LogSummary`` and which bytes of the log it is of (``store.persist.summary_file``)."""
+        return self.directory / (self.stem + SUMMARY_SUFFIX)
 
 
 def owner_dir(root: Path, owner: str) -> Path:

@@ -12,7 +12,8 @@ Pages (server-rendered HTML, no script, every asset shipped in this package):
 - ``/ui/pipeline``: streams, queues, workers, dead letters, replay and purge: operators only.
 
 Modules: ``web`` (templates, viewer, CSRF, errors, login), ``pages`` (the owner's pages),
-``review_pages``, ``ops`` (pipeline); pure helpers ``listing`` (filters, paging) and ``chart`` (SVG).
+``review_pages``, ``ops`` (pipeline), ``summary`` (the projects page's rows), ``limit`` (failed logins);
+pure helpers ``listing`` (filters, paging) and ``chart`` (SVG).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The outcome-over-time chart of a project: time buckets of outcome counts, as SVG geometry. Pure.
+"""The outcome-over-time chart of a project: spans of days with their outcome counts, as SVG geometry. Pure.
+
+It is drawn from the count of each outcome per UTC day (``store.summary.LogSummary.days``, kept by the
+store beside each log), so the projects page reads no log: each bar is an equal span of whole days.
 
 ``svg`` draws what ``outcome_chart`` returns (a path per outcome, a ``<title>`` listing each bar), so the
 page holds an inline SVG drawn by the server: no script, no chart library, no network.
@@ -6,16 +9,17 @@ page holds an inline SVG drawn by the server: no script, no chart library, no ne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import date, timedelta
 from typing import Final
 
 from markupsafe import Markup
 
-from store.entry import OUTCOMES, FixEntry
+from store.entry import OUTCOMES
 
-BUCKETS: Final = 12
+BUCKETS: Final = 12  # at most; a project active on fewer days has a bar per day
+EPOCH: Final = date(1970, 1, 1)
 WIDTH: Final = 240  # SVG user units; the CSS scales it
 HEIGHT: Final = 40
 GAP: Final = 2
@@ -62,37 +66,36 @@ class Chart:
     last: str
 
 
-def _day(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).date().isoformat()
+def _date(day: int) -> str:
+    return (EPOCH + timedelta(days=day)).isoformat()
 
 
-def bucket_counts(stamps_outcomes: Sequence[tuple[float, str]], buckets: int) -> list[dict[str, int]]:
-    """Outcome counts in ``buckets`` equal spans from the oldest to the newest ts (one span if all equal)."""
-    if not stamps_outcomes:
+def bucket_counts(days: Mapping[int, Sequence[int]], buckets: int) -> list[tuple[int, int, dict[str, int]]]:
+    """``days`` (day number -> counts in ``OUTCOMES`` order) in ``min(buckets, days spanned)`` spans of
+    whole days, from the first day to the last: (first day, last day, outcome counts) of each span."""
+    if not days:
         return []
-    lo = min(ts for ts, _ in stamps_outcomes)
-    hi = max(ts for ts, _ in stamps_outcomes)
-    n = buckets if hi > lo else 1
-    span = (hi - lo) / n if hi > lo else 1.0
+    lo, hi = min(days), max(days)
+    span = hi - lo + 1
+    n = min(buckets, span)
     counts: list[dict[str, int]] = [dict.fromkeys(OUTCOMES, 0) for _ in range(n)]
-    for ts, outcome in stamps_outcomes:
-        index = min(int((ts - lo) / span), n - 1)
-        counts[index][outcome] = counts[index].get(outcome, 0) + 1
-    return counts
+    for day, per_outcome in days.items():
+        bucket = counts[(day - lo) * n // span]
+        for outcome, count in zip(OUTCOMES, per_outcome, strict=True):
+            bucket[outcome] += count
+    # span i holds the days d with (d - lo) * n // span == i: from ceil(i * span / n) on
+    return [(lo - (-i * span // n), lo - (-(i + 1) * span // n) - 1, c) for i, c in enumerate(counts)]
 
 
-def outcome_chart(entries: Sequence[FixEntry], *, buckets: int = BUCKETS) -> Chart | None:
-    """Bars of outcome shares (each bar's height is 100 %) over equal time spans; None without entries."""
-    pairs = [(e.ts, e.outcome) for e in entries]
-    counts = bucket_counts(pairs, buckets)
-    if not counts:
+def outcome_chart(days: Mapping[int, Sequence[int]], *, buckets: int = BUCKETS) -> Chart | None:
+    """Bars of outcome shares (each bar's height is 100 %) over equal spans of whole UTC days; None
+    without entries. ``days``: ``LogSummary.days`` (day number -> counts by outcome)."""
+    spans = bucket_counts(days, buckets)
+    if not spans:
         return None
-    lo = min(ts for ts, _ in pairs)
-    hi = max(ts for ts, _ in pairs)
-    step = (hi - lo) / len(counts) if hi > lo else 0.0
-    slot = WIDTH / len(counts)
+    slot = WIDTH / len(spans)
     bars = []
-    for i, bucket in enumerate(counts):
+    for i, (first, last, bucket) in enumerate(spans):
         total = sum(bucket.values())
         segments = []
         y = float(HEIGHT)
@@ -107,13 +110,13 @@ def outcome_chart(entries: Sequence[FixEntry], *, buckets: int = BUCKETS) -> Cha
             Bar(
                 x=round(i * slot + GAP / 2, 2),
                 width=round(max(slot - GAP, 1.0), 2),
-                start=_day(lo + i * step),
-                end=_day(lo + (i + 1) * step) if step else _day(hi),
+                start=_date(first),
+                end=_date(last),
                 total=total,
                 segments=tuple(segments),
             )
         )
-    return Chart(WIDTH, HEIGHT, tuple(bars), _day(lo), _day(hi))
+    return Chart(WIDTH, HEIGHT, tuple(bars), _date(spans[0][0]), _date(spans[-1][1]))
 
 
 def svg(chart: Chart | None) -> Markup:

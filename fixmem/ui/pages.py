@@ -23,13 +23,14 @@ from fixmem.ui.listing import EntryFilter, extras, page_number, paginate, table
 from fixmem.ui.review import configured_workspace
 from fixmem.ui.web import PREFIX, Ctx, Posted, UiError, Who, failures, owner_of, redirect, render, state
 from ingest.project_key import project_key_for
-from store import FixEntry, Stats
+from store import FixEntry
 from store.entry import ENTRY_ID_PATTERN
 from store.history import regressions, superseded_by
 from store.notes.workspace import known_commits
 from store.recall.search import Reasons
 from store.redact import might_hold_secret, redact_obj
 from store.staleness import stale_marks, workspace_checker
+from store.summary import LogSummary
 
 NOT_FOUND_PROJECT: Final = "no fix memory for this project"
 NOT_FOUND_ENTRY: Final = "no such entry"
@@ -68,13 +69,13 @@ def projects(request: Request, ctx: Ctx, who: Who) -> HTMLResponse:
     templates = state(request).templates
     row_template = templates.get_template("_project_row.html")
 
-    def draw(stats: Stats, chart: Chart | None) -> Markup:
-        html = row_template.render(s=stats, svg=svg(chart))  # autoescaped like every template
+    def draw(summary: LogSummary, chart: Chart | None) -> Markup:
+        html = row_template.render(s=summary, svg=svg(chart))  # autoescaped like every template
         return Markup(html)  # noqa: S704 - the output of an autoescaped template
 
     with failures():
         rows = state(request).project_rows.of(ctx.store, owner, draw)
-    rows.sort(key=lambda r: r.stats.newest_ts or 0.0, reverse=True)
+    rows.sort(key=lambda r: r.summary.newest_ts or 0.0, reverse=True)
     return render(request, who, "projects.html", rows=rows)
 
 

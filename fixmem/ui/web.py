@@ -27,6 +27,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from fixmem.api.app import ApiContext, store_errors
 from fixmem.api.auth import TokenMap, parse_tokens
+from fixmem.ui.limit import LoginLimiter
 from fixmem.ui.session import LOGIN_COOKIE, SESSION_COOKIE, Sessions, Viewer, csrf_matches
 from fixmem.ui.summary import ProjectRows
 from store.notes import NotesError
@@ -63,13 +64,15 @@ class LoginNeeded(Exception):
 
 @dataclass(frozen=True)
 class UiState:
-    """What the pages share: the templates, the sessions, the operators' tokens, the static files."""
+    """What the pages share: the templates, the sessions, the operators' tokens, the static files, the
+    projects page's rows and the failed-login counts."""
 
     templates: jinja2.Environment
     sessions: Sessions
     ops_tokens: TokenMap
     static: Mapping[str, bytes]
     project_rows: ProjectRows
+    logins: LoginLimiter
 
 
 def _when(ts: float | None) -> str:
@@ -113,7 +116,9 @@ def build_state(ctx: ApiContext) -> UiState:
         for f in resources.files("fixmem.ui").joinpath("static").iterdir()
         if f.is_file()
     }
-    return UiState(env, Sessions(), TokenMap(tokens), static, ProjectRows())
+    settings = ctx.settings
+    logins = LoginLimiter(settings.ui_login_max_failures, settings.ui_login_window_seconds)
+    return UiState(env, Sessions(), TokenMap(tokens), static, ProjectRows(), logins)
 
 
 def context(request: Request) -> ApiContext:
@@ -270,11 +275,19 @@ def login_page(request: Request, next: str = "") -> HTMLResponse:
     return _login_form(request, next, status=200)
 
 
-def _login_form(request: Request, next_url: str, *, status: int, error: str | None = None) -> HTMLResponse:
+def _login_form(
+    request: Request,
+    next_url: str,
+    *,
+    status: int,
+    error: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> HTMLResponse:
     nonce = secrets.token_urlsafe(24)
     response = render(
         request, None, "login.html", status=status, nonce=nonce, next=local_next(next_url), error=error
     )
+    response.headers.update(headers or {})
     response.set_cookie(
         LOGIN_COOKIE, nonce, httponly=True, samesite="strict", path=PREFIX, secure=_https(request)
     )
@@ -285,18 +298,33 @@ def _https(request: Request) -> bool:
     return request.url.scheme == "https"
 
 
+def _client(request: Request) -> str:
+    """The address the connection comes from (not a forwarded-for header: a client can write one)."""
+    return request.client.host if request.client else "unknown"
+
+
 @router.post(f"{PREFIX}/login")
 async def login(request: Request) -> Response:
-    """Check the token, start a session and go on to ``next``; the form again (401) for a wrong token."""
+    """Check the token, start a session and go on to ``next``; the form again (401) for a wrong token,
+    and 429 with ``Retry-After`` once the client's failed logins reach the limit (``fixmem.ui.limit``)."""
     form = await read_form(request)
     next_url = local_next(form.get("next"))
+    logins, client = state(request).logins, _client(request)
+    wait = logins.retry_after(client)
+    if wait is not None:
+        message = f"too many failed logins from your address: try again in {wait} s"
+        return _login_form(request, next_url, status=429, error=message, headers={"Retry-After": str(wait)})
     if not csrf_matches(request.cookies.get(LOGIN_COOKIE), form.get("nonce")):
         return _login_form(request, next_url, status=403, error="the login form expired: try again")
     token = form.get("token").strip()
     owner = context(request).tokens.owner(token)
     operator = state(request).ops_tokens.owner(token)
     if owner is None and operator is None:
+        logins.failed(client)
+        if (wait := logins.retry_after(client)) is not None:
+            log.warning("ui login: %s failed %d times; refused for %d s", client, logins.max_failures, wait)
         return _login_form(request, next_url, status=401, error="unknown token")
+    logins.succeeded(client)
     session_id = state(request).sessions.start(owner, operator)
     if owner is None and next_url == f"{PREFIX}/projects":
         next_url = f"{PREFIX}/pipeline"

@@ -159,7 +159,8 @@ def parse(data: bytes, base: Snapshot, identity: FileIdentity) -> Snapshot:
     )
 
 
-def _pread_all(fd: int, size: int, offset: int) -> bytes:
+def pread_all(fd: int, size: int, offset: int) -> bytes:
+    """``size`` bytes of ``fd`` from ``offset`` (fewer at the end of the file); raises OSError."""
     chunks: list[bytes] = []
     while size > 0:
         chunk = os.pread(fd, size, offset)
@@ -174,7 +175,7 @@ def _pread_all(fd: int, size: int, offset: int) -> bytes:
 def _probe_holds(fd: int, cached: Snapshot) -> bool:
     """Whether the bytes the cache ended with are still where it saw them."""
     start = cached.complete_len - len(cached.probe)
-    return _pread_all(fd, len(cached.probe), start) == cached.probe
+    return pread_all(fd, len(cached.probe), start) == cached.probe
 
 
 def read_snapshot(path: Path, cached: Snapshot | None = None) -> tuple[Snapshot, bool]:
@@ -203,7 +204,7 @@ def read_snapshot(path: Path, cached: Snapshot | None = None) -> tuple[Snapshot,
             if same_file and cached is not None and cached.identity == identity:
                 return cached, True
             base = cached if same_file and cached is not None else EMPTY
-            data = _pread_all(fd, identity.size - base.complete_len, base.complete_len)
+            data = pread_all(fd, identity.size - base.complete_len, base.complete_len)
             if FileIdentity.of(os.fstat(fd)) != identity:
                 continue  # changed while we read: read again
             return parse(data, base, identity), base is not EMPTY

@@ -126,6 +126,31 @@ def test_report_states_misses_and_embeds_between_markers(tmp_path: Path) -> None
     assert "old" not in text and "812 events/s" in text and text.endswith(f"{END}\ntail\n")
 
 
+def test_report_has_a_row_per_ui_page_with_cold_and_warm_server_time(tmp_path: Path) -> None:
+    row = {
+        "cold_server_ms": 53.3,
+        "server_p50_ms": 9.1,
+        "server_p95_ms": 10.8,
+        "goal_ms": 300.0,
+        "goal_met": True,
+    }
+    slow = {**row, "cold_server_ms": 400.0}
+    (tmp_path / "ui.json").write_text(json.dumps({
+        "machine": {"cpus": 2, "cpu": "x", "python": "3.11", "load_average_1m_at_start": 5.0,
+                    "load_average_1m_at_end": 6.0},
+        "sizes": {"projects": 200, "entries": 500},
+        "pages": {"projects": "GET /ui/projects", "entry": "GET /ui/entry/fix-0123456789abcdef"},
+        "summary": {"rows": {"projects": row, "entry": slow}, "first_visit_server_ms": 4329.3},
+    }))  # fmt: skip
+    lines = markdown(tmp_path).splitlines()
+    assert (
+        "| 10. Web UI, `GET /ui/projects` (projects) | server time cold 53.3 ms; warm p50 9.1 / p95 10.8 ms "
+        "(200 projects x 500 entries; load 5.0–6.0) | cold and p95 <= 300 ms | yes |"
+    ) in lines
+    assert any(line.startswith("| 10. Web UI, `GET /ui/entry/<id>`") and "**no**" in line for line in lines)
+    assert any("without summary files" in line and "4,329 ms" in line for line in lines)
+
+
 def _run(workers: int, events_per_s: float) -> dict[str, object]:
     return {"workers": workers, "events": 1000, "events_per_s": events_per_s, "events_per_job": 90.0,
             "cpu_ms_per_event_all_processes": 2.0}  # fmt: skip
@@ -169,7 +194,7 @@ def test_fixmem_bench_passes_its_arguments_to_the_suite(capfd: pytest.CaptureFix
 @pytest.mark.slow
 def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "extraction", "recall", "startup", "hooks",
+        [sys.executable, "-m", "bench", "--quick", "extraction", "recall", "startup", "hooks", "ui",
          "--results", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
@@ -192,6 +217,9 @@ def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     assert "9. Hook `remote`, UserPromptSubmit (500 entries)" in summary
     assert "3. Recall, 500 entries" in summary and "4. Extraction" in summary
     assert "8. Start-up, `fixmem status`" in summary
+    ui = orjson.loads((tmp_path / "ui.json").read_bytes())
+    assert ui["sizes"]["projects"] == 3 and all(len(v) == 2 for v in ui["samples_server_ms"].values())
+    assert "10. Web UI, `GET /ui/projects` (projects)" in summary
 
 
 def test_hotpath_ab_splits_cpu_by_role_per_event_and_takes_medians() -> None:

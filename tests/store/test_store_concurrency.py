@@ -7,10 +7,13 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import orjson
+import pytest
 
 from store import FixStore
 from store.paths import project_files
+from store.persist.summary_file import read_summary
 from store.recall.index import build_index
+from store.summary import summarize
 from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 
@@ -19,9 +22,11 @@ PER_WRITER = 200
 CTX = mp.get_context("fork")
 
 
-def _writer(data_dir: str, writer: int, per_writer: int, cap: int, start: Event, out: mp.Queue) -> None:  # type: ignore[type-arg]
+def _writer(
+    data_dir: str, writer: int, per_writer: int, cap: int, slack: int, start: Event, out: mp.Queue
+) -> None:  # type: ignore[type-arg]
     """Append ``per_writer`` entries in batches of 1, 2, 3, 4, 1, 2, ...; report what was dropped."""
-    store = FixStore(data_dir, cap=cap)
+    store = FixStore(data_dir, cap=cap, slack=slack)
     entries = [
         make_entry(
             f"{writer}-{i}", f"writer {writer} task {i} about component {i % 17}", files=[f"m{i % 7}.py"]
@@ -39,11 +44,13 @@ def _writer(data_dir: str, writer: int, per_writer: int, cap: int, start: Event,
     out.put((writer, dropped))
 
 
-def _run_writers(data_dir: Path, writers: int, per_writer: int, cap: int) -> dict[int, list[str]]:
+def _run_writers(
+    data_dir: Path, writers: int, per_writer: int, cap: int, slack: int = 0
+) -> dict[int, list[str]]:
     start = CTX.Event()
     out: mp.Queue = CTX.Queue()  # type: ignore[type-arg]
     procs = [
-        CTX.Process(target=_writer, args=(str(data_dir), w, per_writer, cap, start, out))
+        CTX.Process(target=_writer, args=(str(data_dir), w, per_writer, cap, slack, start, out))
         for w in range(writers)
     ]
     for p in procs:
@@ -65,19 +72,22 @@ def test_eight_processes_appending_200_entries_each(data_dir: Path) -> None:
     assert len(lines) == WRITERS * PER_WRITER
     ids = [orjson.loads(line)["id"] for line in lines]  # every line whole JSON
     assert len(set(ids)) == WRITERS * PER_WRITER
-    result = fix_store(data_dir).read(OWNER, PROJECT)
+    result = fix_store(data_dir, cap=10_000).read(OWNER, PROJECT)  # a reader rotates to its own cap
     assert len(result.entries) == WRITERS * PER_WRITER
     assert result.malformed == [] and not result.incomplete_tail
     expected = {make_entry(f"{w}-{i}").id for w in range(WRITERS) for i in range(PER_WRITER)}
     assert set(ids) == expected
     assert orjson.loads(files.index.read_bytes()) == build_index(result.entries)
     assert not files.quarantine.exists()
+    written = read_summary(files.summary, files.log)  # the last writer's, under the lock: of the final log
+    assert written is not None and written[1] == summarize(result.entries)
 
 
-def test_concurrent_appends_with_rotation_account_for_every_entry(data_dir: Path) -> None:
+@pytest.mark.parametrize("slack", [0, 7])
+def test_concurrent_appends_with_rotation_account_for_every_entry(data_dir: Path, slack: int) -> None:
     writers, per_writer, cap = 4, 60, 50
-    reported = _run_writers(data_dir, writers, per_writer, cap)
-    kept = {e.id for e in fix_store(data_dir).read(OWNER, PROJECT).entries}
+    reported = _run_writers(data_dir, writers, per_writer, cap, slack)
+    kept = {e.id for e in fix_store(data_dir, cap=cap).read(OWNER, PROJECT).entries}
     dropped = [i for ids in reported.values() for i in ids]
     assert len(kept) == cap
     assert len(dropped) == len(set(dropped))  # each entry dropped once, by exactly one writer
@@ -85,3 +95,9 @@ def test_concurrent_appends_with_rotation_account_for_every_entry(data_dir: Path
         make_entry(f"{w}-{i}").id for w in range(writers) for i in range(per_writer)
     }
     assert not kept & set(dropped)
+    files = project_files(data_dir / "fix_memory", OWNER, PROJECT)
+    written = read_summary(files.summary, files.log)
+    assert written is not None and written[1] == summarize(
+        fix_store(data_dir, cap=cap).read(OWNER, PROJECT).entries
+    )
+    assert len(files.log.read_bytes().splitlines()) <= cap + slack

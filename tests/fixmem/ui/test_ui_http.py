@@ -391,3 +391,36 @@ def test_the_query_string_cannot_put_words_in_the_pages_notices(ui: Ui, value: s
     assert page.status_code == 200 and "Forgot" not in page.text
     pipeline = ui.client(OPS).get("/ui/pipeline", params={"done": value})
     assert pipeline.status_code == 200 and 'class="notice"' not in pipeline.text
+
+
+# -- failed logins -------------------------------------------------------------------------------------
+
+
+def test_failed_logins_from_one_address_get_429_until_the_window_passes(
+    redis_url: str, data_dir: Path
+) -> None:
+    env = {
+        "FIXMEM_DATA_DIR": str(data_dir), "FIXMEM_REDIS_URL": redis_url,
+        "FIXMEM_UI_LOGIN_MAX_FAILURES": "3", "FIXMEM_UI_LOGIN_WINDOW_SECONDS": "3600",
+    }  # fmt: skip
+
+    def client(address: str) -> httpx.Client:
+        transport = httpx.HTTPTransport(local_address=address)  # loopback answers every 127.x address
+        return httpx.Client(base_url=api.url, follow_redirects=False, timeout=20, transport=transport)
+
+    with running_api(env) as api:
+        guesser = client("127.0.0.1")
+        assert [login(guesser, f"guess-{n}").status_code for n in range(3)] == [401, 401, 401]
+        refused = login(guesser, ALICE)  # the right token too: the address is refused, not the token
+        assert refused.status_code == 429
+        assert 3500 < int(refused.headers["retry-after"]) <= 3600
+        assert "too many failed logins from your address: try again in" in refused.text
+        assert "fixmem_session" not in refused.headers.get("set-cookie", "")
+
+        assert login(client("127.0.0.2"), ALICE).status_code == 303  # another address is not affected
+
+        forgetful = client("127.0.0.3")
+        assert [login(forgetful, f"typo-{n}").status_code for n in range(2)] == [401, 401]
+        assert login(forgetful, ALICE).status_code == 303  # a login clears the count
+        assert [login(forgetful, f"typo-{n}").status_code for n in range(3)] == [401, 401, 401]
+        assert login(forgetful, ALICE).status_code == 429

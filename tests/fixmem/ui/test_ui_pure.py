@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from itertools import pairwise
 
 import pytest
 from hypothesis import given
@@ -12,6 +13,7 @@ from fixmem.ui.chart import HEIGHT, WIDTH, bucket_counts, outcome_chart, svg
 from fixmem.ui.listing import PER_PAGE, EntryFilter, extras, page_number, paginate, table
 from fixmem.ui.session import Sessions, csrf_matches
 from store import FixEntry
+from store.summary import summarize
 from tests.fixmem.ui.conftest import DAY, T0, make_entry
 
 
@@ -89,17 +91,37 @@ def test_extra_fields_come_in_a_stable_order_and_shape() -> None:
     assert shown[2].text == '{\n  "ok": true\n}'
 
 
-def test_buckets_split_the_span_evenly_and_keep_every_entry() -> None:
-    pairs = [(0.0, "fixed"), (5.0, "partial"), (10.0, "fixed"), (10.0, "unverified")]
-    counts = bucket_counts(pairs, 2)
-    assert counts == [
-        {"fixed": 1, "partial": 0, "unverified": 0},
-        {"fixed": 1, "partial": 1, "unverified": 1},
+def test_buckets_split_the_days_evenly_and_keep_every_entry() -> None:
+    days = {10: (1, 0, 0), 12: (0, 1, 0), 13: (1, 0, 1)}  # fixed, partial, unverified
+    assert bucket_counts(days, 2) == [
+        (10, 11, {"fixed": 1, "partial": 0, "unverified": 0}),
+        (12, 13, {"fixed": 1, "partial": 1, "unverified": 1}),
     ]
-    assert bucket_counts([(3.0, "fixed"), (3.0, "partial")], 12) == [
-        {"fixed": 1, "partial": 1, "unverified": 0}
+    assert bucket_counts(days, 12) == [  # fewer days than buckets: a bar a day
+        (10, 10, {"fixed": 1, "partial": 0, "unverified": 0}),
+        (11, 11, {"fixed": 0, "partial": 0, "unverified": 0}),
+        (12, 12, {"fixed": 0, "partial": 1, "unverified": 0}),
+        (13, 13, {"fixed": 1, "partial": 0, "unverified": 1}),
     ]
-    assert bucket_counts([], 12) == []
+    assert [(a, b) for a, b, _ in bucket_counts({0: (1, 0, 0), 9: (1, 0, 0)}, 3)] == [(0, 3), (4, 6), (7, 9)]
+    assert bucket_counts({3: (1, 1, 0)}, 12) == [(3, 3, {"fixed": 1, "partial": 1, "unverified": 0})]
+    assert bucket_counts({}, 12) == []
+
+
+@given(
+    st.dictionaries(
+        st.integers(0, 40_000), st.tuples(*[st.integers(0, 5)] * 3).filter(any), min_size=1, max_size=60
+    ),
+    st.integers(1, 12),
+)
+def test_spans_tile_the_days_and_keep_every_entry(days: dict[int, tuple[int, ...]], buckets: int) -> None:
+    spans = bucket_counts(days, buckets)
+    assert spans[0][0] == min(days) and spans[-1][1] == max(days)
+    assert all(a <= b for a, b, _ in spans)
+    assert all(b + 1 == c for (_, b, _), (c, _, _) in pairwise(spans))
+    for first, last, counts in spans:
+        inside = [n for d, n in days.items() if first <= d <= last]
+        assert sum(counts.values()) == sum(map(sum, inside))
 
 
 @given(
@@ -110,7 +132,7 @@ def test_every_bar_is_full_height_and_inside_the_box(pairs: list[tuple[float, st
         make_entry("a", "p", i, "t", outcome=outcome).model_copy(update={"ts": ts})
         for i, (ts, outcome) in enumerate(pairs)
     ]
-    chart = outcome_chart(entries)
+    chart = outcome_chart(summarize(entries).days)
     assert chart is not None
     assert sum(b.total for b in chart.bars) == len(pairs)
     for bar in chart.bars:
@@ -122,8 +144,8 @@ def test_every_bar_is_full_height_and_inside_the_box(pairs: list[tuple[float, st
 
 
 def test_no_chart_without_entries() -> None:
-    assert outcome_chart([]) is None
-    one = outcome_chart([make_entry("a", "p", 1, "t")])
+    assert outcome_chart({}) is None
+    one = outcome_chart(summarize([make_entry("a", "p", 1, "t")]).days)
     assert one is not None and len(one.bars) == 1 and one.first == one.last
 
 
@@ -158,11 +180,17 @@ def test_csrf_matches(expected: str | None, given: str | None, ok: bool) -> None
 
 
 def test_the_drawn_chart_has_a_path_per_outcome_and_a_title_line_per_bar() -> None:
-    entries = [make_entry("a", "p", n, "t", outcome=o) for n, o in enumerate(["fixed", "partial", "fixed"])]
-    drawn = str(svg(outcome_chart(entries)))
+    entries = [
+        make_entry("a", "p", n, "t", outcome=o) for n, o in [(0, "fixed"), (12, "partial"), (23, "fixed")]
+    ]
+    drawn = str(svg(outcome_chart(summarize(entries).days)))
     assert drawn.count("<path") == 3 and 'class="o-none"' in drawn  # fixed, partial, empty buckets
     assert 'class="o-unverified"' not in drawn
-    assert "<title>2025-10-09: 1 entry: fixed 1 (100%)\n2025-10-10: 1 entry: partial 1 (100%)" in drawn
+    assert (
+        "<title>2025-10-09 to 2025-10-10: 1 entry: fixed 1 (100%)\n"
+        "2025-10-21 to 2025-10-22: 1 entry: partial 1 (100%)\n"
+        "2025-10-31 to 2025-11-01: 1 entry: fixed 1 (100%)</title>"
+    ) in drawn
     assert str(svg(None)) == ""
 
 
