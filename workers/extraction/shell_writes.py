@@ -320,10 +320,14 @@ def _command_ops(
     (``reading_a_report``: ``pytest 2>&1 | tee t.log``). A file a turn only logs to is no fix file."""
     argv = list(cmd.words)
     ops: list[FileOp] = []
-    content = _output_is_content(cmd)
+    content: bool | None = None  # asked only when stdout goes to a file (most commands have no redirect)
     for op, target in cmd.redirects:
         bare, fd = op.lstrip("0123456789"), op[: len(op) - len(op.lstrip("0123456789"))]
-        if bare in {">", ">|", ">>"} and fd in {"", "1"} and content:
+        if bare not in {">", ">|", ">>"} or fd not in {"", "1"}:
+            continue
+        if content is None:
+            content = _output_is_content(cmd)
+        if content:
             ops.append(FileOp("write" if bare == ">>" else "create", target, cwd))
             if bare in {">", ">|"} and cmd.stdin is not None and argv[:1] == ["cat"]:
                 contents[_join(cwd, target)] = cmd.stdin
