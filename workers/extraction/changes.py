@@ -340,7 +340,11 @@ def describe(removed: Sequence[str], added: Sequence[str]) -> str:
     best: tuple[float, str, str] | None = None
     for old in removed[:40]:
         for new in added[:40]:
-            ratio = difflib.SequenceMatcher(None, old, new, autojunk=False).ratio()
+            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+            # the quick ratios are upper bounds of ``ratio``: a pair they rule out is never computed
+            if matcher.real_quick_ratio() < _PAIR_RATIO or matcher.quick_ratio() < _PAIR_RATIO:
+                continue
+            ratio = matcher.ratio()
             if ratio >= _PAIR_RATIO:
                 score = ratio * (informative(old) + informative(new))
                 if score > 0 and (best is None or score > best[0]):
