@@ -52,6 +52,9 @@ _COMMENT = re.compile(r"^(?:#|//|/\*|\*|--|;)")
 _DULL = re.compile(r"^(?:pass|return|else:?|try:|finally:|\}?\s*else\s*\{?|break|continue|[\])}{(\[,;:]+)$")
 _IMPORT = re.compile(r"^(?:import|from\s+\S+\s+import|#include|using|require|use)\b")
 _GROUP = re.compile(r"\[[^\[\]]{4,}\]|\([^()]{4,}\)|\{[^{}]{4,}\}")
+_SPACES = re.compile(r"\s+")
+_SED_COMMANDS = re.compile(r";\s*|\n")
+_SED_ADDRESS = re.compile(r"^[\d,$/\\^.*\[\]a-z]*?(?=s(.))")
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$"
 )
@@ -70,7 +73,7 @@ def _flat(text: str) -> str:
 
 def _canonical(line: str) -> str:
     """A line without its formatting: no spaces, one kind of quote, no trailing comma."""
-    return re.sub(r"\s+", "", line).replace("'", '"').rstrip(",;")
+    return _SPACES.sub("", line).replace("'", '"').rstrip(",;")
 
 
 def informative(line: str) -> float:
@@ -111,8 +114,8 @@ def _sed_pairs(args: list[str]) -> list[tuple[str, str]]:
         scripts = [a for a in args if not a.startswith("-")][:1]
     pairs: list[tuple[str, str]] = []
     for script in scripts:
-        for piece in re.split(r";\s*|\n", script):
-            part = re.sub(r"^[\d,$/\\^.*\[\]a-z]*?(?=s(.))", "", piece.strip(), count=1)  # an address
+        for piece in _SED_COMMANDS.split(script):
+            part = _SED_ADDRESS.sub("", piece.strip(), count=1)  # an address
             if len(part) < 4 or part[0] != "s" or part[1].isalnum() or part[1].isspace():
                 continue
             pieces = re.split(r"(?<!\\)" + re.escape(part[1]), part[2:])

@@ -24,6 +24,8 @@ from workers.extraction.shell import Command, parse_commands
 from workers.extraction.testruns import runner_of
 
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?$")
+_SED_IN_PLACE = re.compile(r"^-[nEsrzu]*i")
+_FORCE = re.compile(r"^-[a-zA-Z]*f")
 # Every writer below needs one of these in its command line (a cheap first test, false hits are fine).
 _MAY_WRITE = WordSet(
     (
@@ -111,9 +113,7 @@ def _positionals(args: list[str], value_flags: set[str]) -> list[str]:
 
 
 def sed_files(args: list[str]) -> list[str]:
-    in_place = any(
-        a == "-i" or a.startswith(("-i", "--in-place")) or re.match(r"^-[nEsrzu]*i", a) for a in args
-    )
+    in_place = any(a == "-i" or a.startswith(("-i", "--in-place")) or _SED_IN_PLACE.match(a) for a in args)
     if not in_place:
         return []
     has_script_flag = any(
@@ -353,7 +353,7 @@ def _command_ops(
     elif program == "touch":
         ops.extend(FileOp("create", p, cwd) for p in _positionals(args, {"-d", "-r", "-t"}))
     elif program in {"rm", "unlink"}:
-        forced = any(re.match(r"^-[a-zA-Z]*f", a) or a == "--force" for a in args)
+        forced = any(_FORCE.match(a) or a == "--force" for a in args)
         ops.extend(FileOp("discard" if forced else "delete", p, cwd) for p in _positionals(args, set()))
     elif program == "git":
         git_args = list(args)

@@ -19,7 +19,7 @@ from workers.extraction.calls import Call, classify
 from workers.extraction.changes import summarize_changes
 from workers.extraction.errors import add_signature, find_errors, installs, is_environment_noise
 from workers.extraction.files import collect_files
-from workers.extraction.limits import Limits, clip, select_events
+from workers.extraction.limits import Limits, WordSet, clip, select_events
 from workers.extraction.outcome import EditEvidence, decide_outcome, decide_run
 from workers.extraction.paths import PathResolver
 from workers.extraction.shell import parse_commands, reads_only
@@ -30,8 +30,8 @@ from workers.extraction.tools import Family
 EXTRACTOR_VERSION = "fixmem-extract/3"
 _COMMAND_CHARS = 300  # the stored test command is cut to this
 # Every installer ``errors.installs`` knows has one of these in its command line (a cheap first test).
-_INSTALLER_NAMES = ("pip", "uv", "conda", "mamba", "apt", "apk", "yum", "dnf", "brew", "npm", "yarn", "pnpm",
-                    "gem", "cargo", "go ", "poetry")  # fmt: skip
+_INSTALLER_NAMES = WordSet(("pip", "uv", "conda", "mamba", "apt", "apk", "yum", "dnf", "brew", "npm", "yarn",
+                            "pnpm", "gem", "cargo", "go ", "poetry"))  # fmt: skip
 # Harnesses that run every shell command in a fresh subshell: a ``cd`` never carries to the next command.
 SUBSHELL_HARNESSES = frozenset({"mini-swe-agent"})
 
@@ -61,7 +61,7 @@ def _mines_errors(call: Call) -> bool:
         command = call.raw_command[:20_000]
         if not command or reads_only(command):
             return False
-        if not any(name in command for name in _INSTALLER_NAMES):
+        if not _INSTALLER_NAMES.found_in(command):
             return True
         # an install's output is the environment's
         ran = [c for c in parse_commands(command) if c.words and c.words[0] not in {"cd", "echo", "sudo"}]
