@@ -15,7 +15,8 @@ timings move with the load; ``python_calls`` (function calls per turn, cold cach
 tree) is the deterministic companion. ``--callgrind N`` adds instructions per turn (valgrind's callgrind,
 which the load does not move): the same turns for both trees (written once by this tree: realistic turns
 and the generator's 25 KB mix), ``extract`` over N of each after 20 warm-up turns, minus a run that loads
-the turns and warms up only, divided by N.
+the turns and warms up only, divided by N; and, from cProfile over the same 25 KB turns, each step's
+inclusive share of ``extract``'s time (``profile_share``: where the time goes, for both trees).
 """
 
 from __future__ import annotations
@@ -101,6 +102,41 @@ for events in sets.values():
         extract(event)
 for event in sets.get(name, [])[warm : warm + count]:
     extract(event)
+"""
+
+
+# Inclusive share of extract's time per step: (function name, file it is defined in).
+_STEPS = {
+    "classify": "extraction/calls.py",
+    "collect_files": "extraction/files.py",
+    "shell_effects": "extraction/shell_writes.py",
+    "summarize_changes": "extraction/changes.py",
+    "describe": "extraction/changes.py",
+    "collect_errors": "extraction/turn.py",
+    "find_errors": "extraction/errors.py",
+    "decide_run": "extraction/outcome.py",
+    "solution_text": "extraction/solution.py",
+    "symbols_from_edit": "extraction/symbols.py",
+    "might_hold_secret": "store/redact.py",
+}
+_SHARES_PROBE = """
+import cProfile, json, pstats, sys
+from ingest.schema import TurnEvent
+from workers.extraction import extract
+events = [TurnEvent.model_validate_json(line) for line in open(sys.argv[1]).read().splitlines()]
+steps = json.loads(sys.argv[2])
+for event in events:
+    extract(event)
+profile = cProfile.Profile()
+profile.enable()
+for event in events:
+    extract(event)
+profile.disable()
+stats = pstats.Stats(profile).stats
+def inclusive(name, where):
+    return sum(v[3] for k, v in stats.items() if k[2] == name and k[0].endswith(where))
+total = inclusive("extract", "extraction/turn.py")
+print(json.dumps({name: round(inclusive(name, where) / total, 3) for name, where in steps.items()}))
 """
 
 
@@ -225,11 +261,15 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="fixmem-extraction-ab-") as tmp:
             sets = _turn_sets(args.callgrind, Path(tmp))
             counted = {name: _instructions(tree, args.callgrind, sets) for name, tree in trees.items()}
+            mix = next(item.split("=", 1)[1] for item in sets if item.startswith("mix_25kb="))
+            steps = json.dumps(_STEPS)
+            shares = {name: _run(tree, ["-c", _SHARES_PROBE, mix, steps]) for name, tree in trees.items()}
         result["callgrind"] = {
             "turns_per_set": args.callgrind,
             "warm_up_turns": _WARM,
             **counted,
             "change": {k: round(counted["new"][k] / counted["old"][k] - 1, 4) for k in counted["new"]},
+            "profile_share": {"turns": "mix_25kb", "method": "cProfile, inclusive / extract", **shares},
         }
     print(write_result("extraction_ab", result).read_text(), end="")
     return 0
