@@ -1,7 +1,7 @@
 """Extraction CPU, this tree against another (the old one): median of alternating same-run rounds.
 
 Run: ``python -m bench.extraction_ab --old /tmp/x-shell-old [--rounds 5] [--events 300]
-[--corpus DIR]``.
+[--corpus DIR] [--callgrind N]``.
 Writes ``bench/results/extraction_ab.json`` and prints it.
 
 Each round runs, in a fresh process per tree with that tree first on ``PYTHONPATH`` and the two trees in
@@ -12,7 +12,11 @@ the importers before the clock starts), the best of ``--repeats`` passes, each s
 extraction cache cleared (a real turn is extracted once), as CPU microseconds per turn. The figure per
 tree is the median over rounds; ``change`` is new / old - 1 (positive: slower). On a shared machine the
 timings move with the load; ``python_calls`` (function calls per turn, cold caches, counted once per
-tree) is the deterministic companion.
+tree) is the deterministic companion. ``--callgrind N`` adds instructions per turn (valgrind's callgrind,
+which the load does not move): the same turns for both trees (written once by this tree: realistic turns
+and the generator's 25 KB mix), ``extract`` over N of each after 20 warm-up turns, minus a run that loads
+the turns and warms up only, divided by N; and, from cProfile over the same 25 KB turns, each step's
+inclusive share of ``extract``'s time (``profile_share``: where the time goes, for both trees).
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +87,102 @@ print(json.dumps({k: round(v, 1) for k, v in out.items()}))
 """
 
 
+# Instructions of ``extract`` under callgrind: every run loads all the turns and extracts the 20 warm-up
+# turns of each set (regexes compiled, caches warm); ``count`` more of the named set are then extracted.
+_WARM = 20
+_INSTRUCTIONS_PROBE = """
+import sys
+from ingest.schema import TurnEvent
+from workers.extraction import extract
+name, count, warm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sets = {key: [TurnEvent.model_validate_json(line) for line in open(path).read().splitlines()]
+        for key, path in (arg.split("=", 1) for arg in sys.argv[4:])}
+for events in sets.values():
+    for event in events[:warm]:
+        extract(event)
+for event in sets.get(name, [])[warm : warm + count]:
+    extract(event)
+"""
+
+
+# Inclusive share of extract's time per step: (function name, file it is defined in).
+_STEPS = {
+    "classify": "extraction/calls.py",
+    "collect_files": "extraction/files.py",
+    "shell_effects": "extraction/shell_writes.py",
+    "summarize_changes": "extraction/changes.py",
+    "describe": "extraction/changes.py",
+    "collect_errors": "extraction/turn.py",
+    "find_errors": "extraction/errors.py",
+    "decide_run": "extraction/outcome.py",
+    "solution_text": "extraction/solution.py",
+    "symbols_from_edit": "extraction/symbols.py",
+    "might_hold_secret": "store/redact.py",
+}
+_SHARES_PROBE = """
+import cProfile, json, pstats, sys
+from ingest.schema import TurnEvent
+from workers.extraction import extract
+events = [TurnEvent.model_validate_json(line) for line in open(sys.argv[1]).read().splitlines()]
+steps = json.loads(sys.argv[2])
+for event in events:
+    extract(event)
+profile = cProfile.Profile()
+profile.enable()
+for event in events:
+    extract(event)
+profile.disable()
+stats = pstats.Stats(profile).stats
+def inclusive(name, where):
+    return sum(v[3] for k, v in stats.items() if k[2] == name and k[0].endswith(where))
+total = inclusive("extract", "extraction/turn.py")
+print(json.dumps({name: round(inclusive(name, where) / total, 3) for name, where in steps.items()}))
+"""
+
+
+def _turn_sets(count: int, directory: Path) -> list[str]:
+    """``name=path`` of each set of turns, written as JSON lines (the same bytes for both trees)."""
+    from bench.events import make_events  # noqa: PLC0415 - only with --callgrind
+    from bench.extraction_bench import realistic_turn  # noqa: PLC0415
+    from ingest.schema import TurnEvent, parse_event  # noqa: PLC0415
+
+    sets = {
+        "realistic": [TurnEvent.model_validate(realistic_turn(i)) for i in range(_WARM + count)],
+        "mix_25kb": [parse_event(raw) for raw in make_events(_WARM + count)],
+    }
+    paths = []
+    for name, events in sets.items():
+        path = directory / f"{name}.jsonl"
+        path.write_text("".join(event.model_dump_json() + "\n" for event in events))
+        paths.append(f"{name}={path}")
+    return paths
+
+
+def _collected(tree: Path, args: list[str]) -> int:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", *args],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(re.findall(r"Collected : (\d+)", done.stderr)[-1])
+
+
+def _instructions(tree: Path, count: int, sets: list[str]) -> dict[str, int]:
+    """Instructions per turn of ``extract`` in ``tree``, per set of turns (callgrind, see the docstring)."""
+    base = _collected(tree, [_INSTRUCTIONS_PROBE, "", "0", str(_WARM), *sets])
+    names = [item.split("=", 1)[0] for item in sets]
+    return {
+        f"{name}_instructions_per_turn": round(
+            (_collected(tree, [_INSTRUCTIONS_PROBE, name, str(count), str(_WARM), *sets]) - base) / count
+        )
+        for name in names
+    }
+
+
 def _run(tree: Path, args: list[str]) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(
@@ -120,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         help="passes inside a round: bench median, corpus best (cold caches)",
     )
     parser.add_argument("--corpus", type=Path, default=None, help="real agent logs to extract, e.g. a folder")
+    parser.add_argument(
+        "--callgrind", type=int, default=0, help="also count instructions per turn over N turns of each set"
+    )
     args = parser.parse_args(argv)
     load_at_start = round(os.getloadavg()[0], 2)  # the machine is shared: > 1 means contention
     trees = {"old": args.old.resolve(), "new": ROOT}
@@ -152,6 +257,20 @@ def main(argv: list[str] | None = None) -> int:
         },
         "samples": samples,
     }
+    if args.callgrind:
+        with tempfile.TemporaryDirectory(prefix="fixmem-extraction-ab-") as tmp:
+            sets = _turn_sets(args.callgrind, Path(tmp))
+            counted = {name: _instructions(tree, args.callgrind, sets) for name, tree in trees.items()}
+            mix = next(item.split("=", 1)[1] for item in sets if item.startswith("mix_25kb="))
+            steps = json.dumps(_STEPS)
+            shares = {name: _run(tree, ["-c", _SHARES_PROBE, mix, steps]) for name, tree in trees.items()}
+        result["callgrind"] = {
+            "turns_per_set": args.callgrind,
+            "warm_up_turns": _WARM,
+            **counted,
+            "change": {k: round(counted["new"][k] / counted["old"][k] - 1, 4) for k in counted["new"]},
+            "profile_share": {"turns": "mix_25kb", "method": "cProfile, inclusive / extract", **shares},
+        }
     print(write_result("extraction_ab", result).read_text(), end="")
     return 0
 

@@ -1,6 +1,7 @@
 """The pure extraction core: a turn event in, a fix entry (or a reason for none) out.
 
 Modules, in the order data flows through them: ``limits`` (scan bounds), ``tools`` (tool families),
+``calls`` (each tool event classified once per turn, read by files, errors, outcome and changes),
 ``shell`` / ``shell_writes`` (command lines and the files they write), ``diffs`` (unified diffs, patch
 envelopes), ``paths`` (workspace-relative paths), ``files`` (files touched + symbols), ``symbols``,
 ``errors`` (signatures, ``normalize_error``), ``testruns`` (runners, summaries), ``outcome``, ``solution``

@@ -29,16 +29,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ingest.schema import ToolEvent
-from store.redact import redact
+from workers.extraction.calls import Call, classify
 from workers.extraction.diffs import DiffFile, looks_like_patch, parse_patch
-from workers.extraction.files import edit_texts, prints_full_diff
-from workers.extraction.limits import Limits, clip, scan_window
+from workers.extraction.files import edit_texts
+from workers.extraction.limits import Limits, clip
 from workers.extraction.paths import PathResolver
 from workers.extraction.pyscript import python_file_effects
 from workers.extraction.shell import parse_commands
 from workers.extraction.shell_writes import sed_files
+from workers.extraction.solution import redact_each
 from workers.extraction.symbols import changed_lines, symbols_from_edit
-from workers.extraction.tools import Family, edit_failed, family_of, path_of, shell_command_of, strings_of
+from workers.extraction.tools import Family, path_of, strings_of
 
 MAX_CHANGES = 5  # lines stored per entry
 MAX_SIDE_CHARS = 80  # of a removed or an added line, after elision
@@ -51,6 +52,9 @@ _COMMENT = re.compile(r"^(?:#|//|/\*|\*|--|;)")
 _DULL = re.compile(r"^(?:pass|return|else:?|try:|finally:|\}?\s*else\s*\{?|break|continue|[\])}{(\[,;:]+)$")
 _IMPORT = re.compile(r"^(?:import|from\s+\S+\s+import|#include|using|require|use)\b")
 _GROUP = re.compile(r"\[[^\[\]]{4,}\]|\([^()]{4,}\)|\{[^{}]{4,}\}")
+_SPACES = re.compile(r"\s+")
+_SED_COMMANDS = re.compile(r";\s*|\n")
+_SED_ADDRESS = re.compile(r"^[\d,$/\\^.*\[\]a-z]*?(?=s(.))")
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$"
 )
@@ -69,7 +73,7 @@ def _flat(text: str) -> str:
 
 def _canonical(line: str) -> str:
     """A line without its formatting: no spaces, one kind of quote, no trailing comma."""
-    return re.sub(r"\s+", "", line).replace("'", '"').rstrip(",;")
+    return _SPACES.sub("", line).replace("'", '"').rstrip(",;")
 
 
 def informative(line: str) -> float:
@@ -110,8 +114,8 @@ def _sed_pairs(args: list[str]) -> list[tuple[str, str]]:
         scripts = [a for a in args if not a.startswith("-")][:1]
     pairs: list[tuple[str, str]] = []
     for script in scripts:
-        for piece in re.split(r";\s*|\n", script):
-            part = re.sub(r"^[\d,$/\\^.*\[\]a-z]*?(?=s(.))", "", piece.strip(), count=1)  # an address
+        for piece in _SED_COMMANDS.split(script):
+            part = _SED_ADDRESS.sub("", piece.strip(), count=1)  # an address
             if len(part) < 4 or part[0] != "s" or part[1].isalnum() or part[1].isspace():
                 continue
             pieces = re.split(r"(?<!\\)" + re.escape(part[1]), part[2:])
@@ -209,9 +213,10 @@ class _Walk:
             )
 
 
-def _structured(walk: _Walk, index: int, event: ToolEvent, family: Family) -> None:
+def _structured(walk: _Walk, call: Call, family: Family) -> None:
+    index, event = call.index, call.event
     raw_path = path_of(event.input)
-    if raw_path is None or edit_failed(event.output, event.exit_code, event.ok):
+    if raw_path is None or call.failed():
         return
     limit = walk.limits.max_input_chars
     own_diff = parse_patch(clip(event.diff, limit)) if event.diff else []
@@ -223,7 +228,7 @@ def _structured(walk: _Walk, index: int, event: ToolEvent, family: Family) -> No
         new = clip(new_text, limit)
         if old == new:
             continue
-        names = symbols_from_edit(raw_path, old, new, event.output[:20_000])
+        names = call.edit_symbols(raw_path, old, new)  # files asked the same: made once
         walk.add(index, raw_path, names[0] if names else "", _edit_lines(old, new))
 
 
@@ -236,17 +241,17 @@ def _script_edits(walk: _Walk, index: int, code: str, cwd: str | None) -> None:
         )
 
 
-def _shell(walk: _Walk, index: int, event: ToolEvent, cwd: str | None) -> None:
-    command = clip(shell_command_of(event.input), walk.limits.max_input_chars) or event.tool.strip().lower()
+def _shell(walk: _Walk, call: Call, cwd: str | None) -> None:
+    index, event = call.index, call.event
+    command = call.command or call.tool
     if event.exit_code in {126, 127} or not any(word in command for word in _SHELL_WORDS):
         return
-    if prints_full_diff(command):
-        diffs = parse_patch(scan_window(event.output, walk.limits))
-        if diffs:
-            final: dict[str, _Lines] = {}
-            walk.diffs(index, diffs, into=final)
-            walk.final = (index, final)
-            return
+    diffs = call.full_diff()  # files parsed it already
+    if diffs:
+        final: dict[str, _Lines] = {}
+        walk.diffs(index, diffs, into=final)
+        walk.final = (index, final)
+        return
     if event.exit_code not in {None, 0}:
         return
     for cmd in parse_commands(command):
@@ -268,21 +273,21 @@ def _shell(walk: _Walk, index: int, event: ToolEvent, cwd: str | None) -> None:
             _script_edits(walk, index, argv[argv.index("-c") + 1], cwd)
 
 
-def _collect(events: Sequence[ToolEvent], resolver: PathResolver, limits: Limits) -> _Walk:
+def _collect(calls: Sequence[Call], resolver: PathResolver, limits: Limits) -> _Walk:
     walk = _Walk(resolver, limits)
-    for index, event in enumerate(events):
-        family = family_of(event.tool, event.input)
+    for call in calls:
+        index, event, family = call.index, call.event, call.family
         if family is Family.READ:
             continue
-        if family is Family.SHELL or event.tool.strip().lower() == "submit":
-            _shell(walk, index, event, resolver.workspace or None)
+        if call.shell_like:
+            _shell(walk, call, resolver.workspace or None)
         elif family in {Family.EDIT, Family.WRITE}:
-            _structured(walk, index, event, family)
-        elif family is Family.PATCH and not edit_failed(event.output, event.exit_code, event.ok):
+            _structured(walk, call, family)
+        elif family is Family.PATCH and not call.failed():
             for text in strings_of(event.input, limits.max_input_chars):
                 if looks_like_patch(text):
                     walk.diffs(index, parse_patch(text))
-        elif family is Family.PYTHON and not edit_failed(event.output, event.exit_code, event.ok):
+        elif family is Family.PYTHON and not call.failed():
             code = event.input.get("code", event.input.get("command", ""))
             if isinstance(code, str):
                 code = clip(code, limits.max_input_chars)
@@ -338,7 +343,11 @@ def describe(removed: Sequence[str], added: Sequence[str]) -> str:
     best: tuple[float, str, str] | None = None
     for old in removed[:40]:
         for new in added[:40]:
-            ratio = difflib.SequenceMatcher(None, old, new, autojunk=False).ratio()
+            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+            # the quick ratios are upper bounds of ``ratio``: a pair they rule out is never computed
+            if matcher.real_quick_ratio() < _PAIR_RATIO or matcher.quick_ratio() < _PAIR_RATIO:
+                continue
+            ratio = matcher.ratio()
             if ratio >= _PAIR_RATIO:
                 score = ratio * (informative(old) + informative(new))
                 if score > 0 and (best is None or score > best[0]):
@@ -369,9 +378,11 @@ def summarize_changes(
     limits: Limits = Limits(),  # noqa: B008
     *,
     max_changes: int = MAX_CHANGES,
+    calls: Sequence[Call] | None = None,
 ) -> list[str]:
-    """Up to ``max_changes`` lines ``file · symbol: old → new`` for the entry's ``files`` (rules above)."""
-    walk = _collect(events, resolver, limits)
+    """Up to ``max_changes`` lines ``file · symbol: old → new`` for the entry's ``files`` (rules above);
+    ``calls``: the events' ``calls.classify`` when the caller has it."""
+    walk = _collect(calls if calls is not None else classify(events, limits), resolver, limits)
     per_file: list[list[str]] = []
     ordered = sorted(files, key=lambda p: bool(_TEST_PATH.search(p)))
     for path in ordered:
@@ -392,4 +403,4 @@ def summarize_changes(
     while len(out) < max_changes and any(depth < len(r) for r in per_file):
         out.extend(r[depth] for r in per_file if depth < len(r))
         depth += 1
-    return [redact(line) for line in out[:max_changes]]
+    return redact_each(out[:max_changes])

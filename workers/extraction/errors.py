@@ -10,8 +10,6 @@ is not an error signature.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 
 from store.errorsig import (
@@ -77,7 +75,7 @@ _ANCHOR_WORDS = ("rror", "ERROR", "Exception", "FAIL", "Fail", "panic", "fatal",
 _MAX_ANCHOR_HITS = 20_000
 
 
-def _candidate_lines(text: str, lines: list[str]) -> list[int]:
+def _candidate_lines(text: str) -> list[int]:
     """Indexes of the lines that hold an anchor word, ascending."""
     positions: list[int] = [0] if text.startswith("E  ") else []
     for word in _ANCHOR_WORDS:
@@ -87,8 +85,14 @@ def _candidate_lines(text: str, lines: list[str]) -> list[int]:
             at = text.find(word, at + 1)
     if not positions:
         return []
-    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
-    return sorted({bisect.bisect_right(starts, p) - 1 for p in positions})
+    indexes: list[int] = []  # a position's line index is the count of newlines before it (C speed)
+    line, last = 0, 0
+    for position in sorted(positions):
+        line += text.count("\n", last, position)
+        last = position
+        if not indexes or indexes[-1] != line:
+            indexes.append(line)
+    return indexes
 
 
 def find_errors(text: str) -> list[str]:
@@ -102,7 +106,7 @@ def find_errors(text: str) -> list[str]:
         _python_tracebacks(lines, found)
     taken = {index for index, _ in found}
     last_e = -2
-    for index in _candidate_lines(text, lines):
+    for index in _candidate_lines(text):
         if index in taken:
             continue
         line = lines[index].rstrip()

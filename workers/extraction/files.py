@@ -35,30 +35,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.schema import ToolEvent
+from workers.extraction.calls import Call, classify, prints_full_diff
 from workers.extraction.diffs import DiffFile, looks_like_patch, parse_patch
 from workers.extraction.git_evidence import GitEvidence, declared_patch, evidence_of
-from workers.extraction.limits import Limits, clip, scan_window
+from workers.extraction.limits import Limits, clip
 from workers.extraction.paths import PathResolver
-from workers.extraction.shell import parse_commands
 from workers.extraction.shell_writes import FileOp, python_effects, shell_effects
 from workers.extraction.symbols import symbols_from_edit, symbols_from_hunks
-from workers.extraction.tools import Family, edit_failed, family_of, path_of, shell_command_of, strings_of
+from workers.extraction.tools import Family, path_of, strings_of
+
+__all__ = ["FilesResult", "collect_files", "edit_texts", "prints_full_diff"]
 
 _WRITE_LIKE_TOOL = re.compile(r"edit|writ|creat|patch|replac|insert|modif|updat|save|append", re.IGNORECASE)
-_DIFF_VIEW_FLAGS = {
-    "--stat",
-    "--name-only",
-    "--name-status",
-    "--shortstat",
-    "--numstat",
-    "--check",
-    "--no-patch",
-    "-s",
-    "--summary",
-    "--quiet",
-    "--exit-code",
-}
-_DIFF_REVS = re.compile(r"^(?:HEAD|@|[0-9a-f]{7,40})(?:[~^]\d*)*$")
 _SYNTAX_ERROR = re.compile(r"syntax error near unexpected token|unexpected EOF while looking for matching")
 # A file the turn never touched and then removes is a change when it is source or configuration; anything
 # else (``out.fits``, ``db.sqlite3``, ``plot.png``, ``debug.log``) is a program's output being cleaned up.
@@ -92,29 +80,6 @@ class FilesResult:
     # harness's list only), and the files the turn created and deleted again (scratch: ``reproduce.py``).
     edit_span: tuple[int, int] | None = None
     scratch: list[str] = field(default_factory=list)
-
-
-def prints_full_diff(command: str) -> bool:
-    """Whether a command line prints the whole working-tree diff (``git diff``, ``--cached``, ``submit``)."""
-    if "diff" not in command and "submit" not in command:
-        return False
-    for cmd in parse_commands(command):
-        argv = list(cmd.words)
-        if argv[:1] == ["submit"]:
-            return True
-        if argv[:1] != ["git"]:
-            continue
-        args = argv[1:]
-        while args and args[0].startswith("-"):
-            flag = args.pop(0)
-            if flag in {"-C", "-c"} and args:
-                args.pop(0)
-        if args[:1] != ["diff"] or _DIFF_VIEW_FLAGS & set(args):
-            continue
-        rest = [a for a in args[1:] if a != "--"]
-        if all(a.startswith("-") or _DIFF_REVS.match(a) for a in rest):
-            return True
-    return False
 
 
 class _Collector:
@@ -180,10 +145,11 @@ def edit_texts(arguments: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _structured(c: _Collector, index: int, event: ToolEvent, family: Family) -> None:
+def _structured(c: _Collector, call: Call, family: Family) -> None:
+    index, event = call.index, call.event
     arguments = event.input
     raw_path = path_of(arguments)
-    if raw_path is None or edit_failed(event.output, event.exit_code, event.ok):
+    if raw_path is None or call.failed():
         return
     pairs = edit_texts(arguments)
     if family is Family.EDIT and pairs and all(old == new for old, new in pairs):
@@ -194,20 +160,19 @@ def _structured(c: _Collector, index: int, event: ToolEvent, family: Family) -> 
     path = c.resolver.resolve(raw_path)
     seen = c.seen.get(path or "", "")
     for old, new in pairs:
-        text_old = old if family is Family.EDIT else ""
-        c.add_symbols(
-            path,
-            symbols_from_edit(
-                raw_path,
-                clip(text_old, c.limits.max_input_chars),
-                clip(new, c.limits.max_input_chars),
-                seen or event.output[:20_000],
-            ),
+        text_old = clip(old if family is Family.EDIT else "", c.limits.max_input_chars)
+        text_new = clip(new, c.limits.max_input_chars)
+        names = (
+            symbols_from_edit(raw_path, text_old, text_new, seen)
+            if seen
+            else call.edit_symbols(raw_path, text_old, text_new)  # changes asks the same: made once
         )
+        c.add_symbols(path, names)
 
 
-def _shell(c: _Collector, index: int, event: ToolEvent, *, persistent_cwd: bool) -> None:
-    command = clip(shell_command_of(event.input), c.limits.max_input_chars) or event.tool.strip().lower()
+def _shell(c: _Collector, call: Call, *, persistent_cwd: bool) -> None:
+    index, event = call.index, call.event
+    command = call.command or call.tool
     default = c.cwd if persistent_cwd else (c.resolver.workspace or None)
     start = next(
         (v for k in _CWD_KEYS if isinstance(v := event.input.get(k), str) and v.startswith("/")), default
@@ -228,18 +193,18 @@ def _shell(c: _Collector, index: int, event: ToolEvent, *, persistent_cwd: bool)
         c.declared = (index, specs, effects.cwd or start)
     if "git" in command and _LISTING_HINT.search(command):  # read at the end, only if it can decide
         c.listings.append((index, command, event.output, event.exit_code, effects.cwd or start))
-    if prints_full_diff(command):  # ``git status && git diff``: no listing (two commands), a full diff
-        diffs = parse_patch(scan_window(event.output, c.limits))
-        if diffs:
-            c.final_diff = (index, diffs)
-            for diff in diffs:
-                c.add_symbols(c.resolver.resolve(diff.path), symbols_from_hunks(diff.path, diff.hunks))
+    diffs = call.full_diff()  # ``git status && git diff``: no listing (two commands), a full diff
+    if diffs:
+        c.final_diff = (index, diffs)
+        for diff in diffs:
+            c.add_symbols(c.resolver.resolve(diff.path), symbols_from_hunks(diff.path, diff.hunks))
 
 
-def _remember(c: _Collector, event: ToolEvent) -> None:
+def _remember(c: _Collector, call: Call) -> None:
     """Keep what a read showed of a file (a window of it), so a later edit's enclosing definition is found."""
+    event = call.event
     raw_path = path_of(event.input)
-    if raw_path and event.output and not edit_failed(event.output, event.exit_code, event.ok):
+    if raw_path and event.output and not call.failed():
         path = c.resolver.resolve(raw_path)
         if path is not None:
             c.seen[path] = event.output[:_SEEN_CHARS]
@@ -258,41 +223,37 @@ def collect_files(
     *,
     persistent_cwd: bool = True,
     changed_files: Sequence[str] | None = None,
+    calls: Sequence[Call] | None = None,
 ) -> FilesResult:
     """The files a turn's tool events touched and the symbols changed in them (module rules apply).
 
     ``persistent_cwd``: whether a ``cd`` in one shell call holds for the next (a live shell session);
     false for harnesses that run each command in a fresh subshell (mini-swe-agent). ``changed_files``:
-    the harness's own list of the files the turn changed; when given it is the list."""
+    the harness's own list of the files the turn changed; when given it is the list. ``calls``: the
+    events' ``calls.classify`` when the caller has it (``extract`` does), else it is made here."""
     c = _Collector(resolver, limits)
-    for index, event in enumerate(events):
-        family = family_of(event.tool, event.input)
+    for call in calls if calls is not None else classify(events, limits):
+        index, event, family = call.index, call.event, call.family
         if family is Family.READ:
-            _remember(c, event)
+            _remember(c, call)
             continue
-        if family is Family.SHELL or event.tool.strip().lower() == "submit":
-            _shell(c, index, event, persistent_cwd=persistent_cwd)
+        if call.shell_like:
+            _shell(c, call, persistent_cwd=persistent_cwd)
         elif family in {Family.EDIT, Family.WRITE}:
-            _structured(c, index, event, family)
+            _structured(c, call, family)
         elif family is Family.PATCH:
-            if not edit_failed(event.output, event.exit_code, event.ok):
+            if not call.failed():
                 _diffs_in(c, index, strings_of(event.input, limits.max_input_chars))
         elif family is Family.PYTHON:
             code = event.input.get("code", event.input.get("command", ""))
-            if isinstance(code, str) and not edit_failed(event.output, event.exit_code, event.ok):
+            if isinstance(code, str) and not call.failed():
                 for op in python_effects(clip(code, limits.max_input_chars), None):
                     c.add(index, op)
         else:
             if _WRITE_LIKE_TOOL.search(event.tool) and path_of(event.input):
-                _structured(c, index, event, Family.EDIT)
-            _diffs_in(
-                c,
-                index,
-                [*strings_of(event.input, limits.max_input_chars), scan_window(event.output, limits)],
-            )
-        if event.diff and not (
-            family is Family.EDIT and edit_failed(event.output, event.exit_code, event.ok)
-        ):
+                _structured(c, call, Family.EDIT)
+            _diffs_in(c, index, [*strings_of(event.input, limits.max_input_chars), call.window()])
+        if event.diff and not (family is Family.EDIT and call.failed()):
             _diffs_in(c, index, [clip(event.diff, limits.max_input_chars)])
     if changed_files is not None:
         truth = [p for f in changed_files if (p := resolver.resolve(f)) is not None]

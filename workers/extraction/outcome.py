@@ -35,7 +35,8 @@ from dataclasses import dataclass, replace
 
 from ingest.schema import HarnessMeta, ToolEvent
 from store.entry import Outcome, TestRun
-from workers.extraction.limits import Limits, WordSet, clip, scan_window
+from workers.extraction.calls import Call, classify
+from workers.extraction.limits import Limits, WordSet
 from workers.extraction.shell import Command, parse_commands
 from workers.extraction.testruns import (
     RunSummary,
@@ -44,7 +45,7 @@ from workers.extraction.testruns import (
     run_targets,
     runner_of,
 )
-from workers.extraction.tools import Family, family_of, shell_command_of
+from workers.extraction.tools import Family
 
 _DID_NOT_RUN = re.compile(
     r"command not found|No module named '?(?:pytest|unittest|nose|tox|nox)|: not found$|"
@@ -141,16 +142,21 @@ def _runner_command(command: str) -> tuple[Command | None, bool]:
 
 def run_of(event: ToolEvent, limits: Limits) -> Run | None:
     """The runner's test run one tool call is, or ``None``."""
-    if family_of(event.tool, event.input) not in {Family.SHELL, Family.OTHER}:
+    return _runner_run(Call(-1, event, limits))
+
+
+def _runner_run(call: Call) -> Run | None:
+    """``run_of`` of a classified call."""
+    if call.family not in {Family.SHELL, Family.OTHER}:
         return None
-    command = clip(shell_command_of(event.input), limits.max_input_chars)
+    event, command = call.event, call.command
     if not command or not _RUNNER_WORDS.found_in(command):
         return None
     cmd, owns_exit = _runner_command(command)
     runner = runner_of(cmd) if cmd is not None else None
     if cmd is None or runner is None or event.exit_code in {126, 127}:
         return None
-    output = scan_window(event.output, limits)
+    output = call.window()
     summary: RunSummary | None = parse_summary(output)
     if summary is None and _DID_NOT_RUN.search(output[-4000:] if len(output) > 4000 else output):
         return None
@@ -182,17 +188,21 @@ def script_run_of(event: ToolEvent, limits: Limits, scratch: frozenset[str] = fr
     decide: a non-zero exit or a failure line (``FAIL``, ``Bug still present``, a traceback) fails it; a
     success line (``Test passed``, ``Issue fixed``, ``OK``) with a zero exit passes it; a run that only
     prints values says nothing and is no test run."""
-    if family_of(event.tool, event.input) is not Family.SHELL or event.exit_code in {126, 127}:
+    return _script_run(Call(-1, event, limits), scratch)
+
+
+def _script_run(call: Call, scratch: frozenset[str]) -> Run | None:
+    """``script_run_of`` of a classified call."""
+    event, command = call.event, call.command
+    if call.family is not Family.SHELL or event.exit_code in {126, 127}:
         return None
-    command = clip(shell_command_of(event.input), limits.max_input_chars)
     if ".py" not in command or (_RUNNER_WORDS.found_in(command) and _runner_command(command)[0] is not None):
         return None
     names = {name.rsplit("/", 1)[-1] for name in scratch}
     script = next((s for cmd in parse_commands(command) if (s := _script_of(cmd, names))), None)
     if script is None:
         return None
-    output = scan_window(event.output, limits)
-    tail = output[-4000:]
+    tail = call.window()[-4000:]
     if "can't open file" in tail or _DID_NOT_RUN.search(tail):
         return None
     failed = event.exit_code not in {None, 0} or bool(_SCRIPT_FAIL.search(tail))
@@ -220,11 +230,11 @@ def _script_of(cmd: Command, scratch_names: set[str]) -> str | None:
     return name if _REPRO_NAME.search(name) or name in scratch_names else None
 
 
-def _run_at(events: Sequence[ToolEvent], index: int, limits: Limits, evidence: EditEvidence) -> Run | None:
+def _run_at(calls: Sequence[Call], index: int, evidence: EditEvidence) -> Run | None:
     """The test run event ``index`` is, with its index; ``None`` for none, or for a runner's run of test
     files the turn wrote and deleted again (no evidence)."""
-    event = events[index]
-    run = run_of(event, limits) or script_run_of(event, limits, evidence.scratch)
+    call = calls[index]
+    run = _runner_run(call) or _script_run(call, evidence.scratch)
     if run is None or (not run.script and _only_scratch(run, evidence.scratch)):
         return None
     return replace(run, index=index)
@@ -283,16 +293,19 @@ def _related(failing: frozenset[str], evidence: EditEvidence) -> bool:
     return False
 
 
-def decide_run(events: Sequence[ToolEvent], limits: Limits, evidence: EditEvidence) -> Run | None:
+def decide_run(
+    events: Sequence[ToolEvent], limits: Limits, evidence: EditEvidence, calls: Sequence[Call] | None = None
+) -> Run | None:
     """The run that decides the outcome (the module docstring's rules), ``ok`` already corrected for
     pre-existing failures; ``None`` when no run came after the last edit. Reads the runs from the end
     back to the last edit, stopping at the first covering one; failing ids only when the chosen run
-    failed, and the runs before the first edit only then."""
+    failed, and the runs before the first edit only then. ``calls``: the events' ``calls.classify``."""
+    calls = calls if calls is not None else classify(events, limits)
     span = evidence.span
     chosen: Run | None = None
     last: Run | None = None
     for index in range(len(events) - 1, (span[1] if span else 0) - 1, -1):  # same call: edit, then run
-        run = _run_at(events, index, limits, evidence)
+        run = _run_at(calls, index, evidence)
         if run is None:
             continue
         last = last or run
@@ -302,14 +315,14 @@ def decide_run(events: Sequence[ToolEvent], limits: Limits, evidence: EditEviden
     chosen = chosen or last
     if chosen is None or chosen.ok or span is None:
         return chosen
-    chosen = replace(chosen, failing=failing_tests(scan_window(events[chosen.index].output, limits)))
+    chosen = replace(chosen, failing=failing_tests(calls[chosen.index].window()))
     if not chosen.failing:
         return chosen
     before: set[str] = set()
     for index in range(min(span[0], len(events))):
-        run = _run_at(events, index, limits, evidence)
+        run = _run_at(calls, index, evidence)
         if run is not None and not run.ok:
-            before |= failing_tests(scan_window(events[index].output, limits))
+            before |= failing_tests(calls[index].window())
     if chosen.failing <= before and not _related(chosen.failing, evidence) and _passed_some(chosen):
         note = f"; {len(chosen.failing)} failing before the first edit too"
         return replace(chosen, ok=True, summary=chosen.summary + note)

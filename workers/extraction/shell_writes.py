@@ -24,6 +24,8 @@ from workers.extraction.shell import Command, parse_commands
 from workers.extraction.testruns import runner_of
 
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?$")
+_SED_IN_PLACE = re.compile(r"^-[nEsrzu]*i")
+_FORCE = re.compile(r"^-[a-zA-Z]*f")
 # Every writer below needs one of these in its command line (a cheap first test, false hits are fine).
 _MAY_WRITE = WordSet(
     (
@@ -111,9 +113,7 @@ def _positionals(args: list[str], value_flags: set[str]) -> list[str]:
 
 
 def sed_files(args: list[str]) -> list[str]:
-    in_place = any(
-        a == "-i" or a.startswith(("-i", "--in-place")) or re.match(r"^-[nEsrzu]*i", a) for a in args
-    )
+    in_place = any(a == "-i" or a.startswith(("-i", "--in-place")) or _SED_IN_PLACE.match(a) for a in args)
     if not in_place:
         return []
     has_script_flag = any(
@@ -349,10 +349,14 @@ def _command_ops(
     (``reading_a_report``: ``pytest 2>&1 | tee t.log``). A file a turn only logs to is no fix file."""
     argv = list(cmd.words)
     ops: list[FileOp] = []
-    content = _output_is_content(cmd)
+    content: bool | None = None  # asked only when stdout goes to a file (most commands have no redirect)
     for op, target in cmd.redirects:
         bare, fd = op.lstrip("0123456789"), op[: len(op) - len(op.lstrip("0123456789"))]
-        if bare in {">", ">|", ">>"} and fd in {"", "1"} and content:
+        if bare not in {">", ">|", ">>"} or fd not in {"", "1"}:
+            continue
+        if content is None:
+            content = _output_is_content(cmd)
+        if content:
             kind = "output" if _prints_a_patch(cmd) else "write" if bare == ">>" else "create"
             ops.append(FileOp(kind, target, cwd))
             if bare in {">", ">|"} and cmd.stdin is not None and argv[:1] == ["cat"]:
@@ -379,7 +383,7 @@ def _command_ops(
     elif program == "touch":
         ops.extend(FileOp("create", p, cwd) for p in _positionals(args, {"-d", "-r", "-t"}))
     elif program in {"rm", "unlink"}:
-        forced = any(re.match(r"^-[a-zA-Z]*f", a) or a == "--force" for a in args)
+        forced = any(_FORCE.match(a) or a == "--force" for a in args)
         ops.extend(FileOp("discard" if forced else "delete", p, cwd) for p in _positionals(args, set()))
     elif program == "git":
         git_args = list(args)

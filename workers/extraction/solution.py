@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from store.entry import Outcome, TestRun
 from store.errorsig import error_type
+from store.redact import might_hold_secret, redact
 
 LANGUAGES: dict[str, str] = {
     "py": "python",
@@ -182,15 +183,30 @@ def is_chatter(sentence: str) -> bool:
 _MIN_WORDS = 5  # a shorter sentence (a list item, "Only these two.") explains nothing on its own
 
 
-def explanation(round_texts: Sequence[str], *, look_back: int = 3) -> str:
+def _same(text: str) -> str:
+    return text
+
+
+def redact_each(texts: Sequence[str]) -> list[str]:
+    """``redact`` of each text, with one anchor scan for all of them (none holds one: returned as they are).
+    Same result as redacting each: an anchor in one text is an anchor in the joined text."""
+    if not might_hold_secret("\n".join(texts)):
+        return list(texts)
+    return [redact(text) for text in texts]
+
+
+def explanation(
+    round_texts: Sequence[str], *, look_back: int = 3, clean: Callable[[str], str] = _same
+) -> str:
     """The first sentence of ``_MIN_WORDS`` words or more, outside lists, that explains (``not is_chatter``),
-    in the latest of the last ``look_back`` round texts that has one; "" when they hold only chatter."""
+    in the latest of the last ``look_back`` round texts that has one; "" when they hold only chatter.
+    ``clean`` (e.g. redaction) is applied to a text only when it is read: the latest one usually answers."""
     recent = [t for t in round_texts if t.strip()][-look_back:]
-    for text in reversed(recent):
+    for raw in reversed(recent):
         kept = next(
             (
                 s
-                for s in sentences(text, list_items=False)
+                for s in sentences(clean(raw), list_items=False)
                 if len(s.split()) >= _MIN_WORDS and not is_chatter(s)
             ),
             "",
@@ -200,8 +216,15 @@ def explanation(round_texts: Sequence[str], *, look_back: int = 3) -> str:
     return ""
 
 
-def solution_text(files: Sequence[str], tests: TestRun | None, round_texts: Sequence[str], limit: int) -> str:
-    """``changed a.py, b.py; tests: <summary>`` + the agent's explanation (``explanation``), <= ``limit``."""
+def solution_text(
+    files: Sequence[str],
+    tests: TestRun | None,
+    round_texts: Sequence[str],
+    limit: int,
+    clean: Callable[[str], str] = _same,
+) -> str:
+    """``changed a.py, b.py; tests: <summary>`` + the agent's explanation (``explanation``; ``clean`` is
+    applied to the round texts it reads), <= ``limit``."""
     names = list(dict.fromkeys(posixpath.basename(p) for p in files))
     shown = ", ".join(names[:4]) + (f" (+{len(names) - 4} more)" if len(names) > 4 else "")
     parts = [f"changed {shown}"] if shown else []
@@ -209,7 +232,7 @@ def solution_text(files: Sequence[str], tests: TestRun | None, round_texts: Sequ
         verdict = tests.summary or ("passed" if tests.ok else "failed")
         parts.append(f"tests: {verdict}")
     text = "; ".join(parts)
-    sentence = explanation(round_texts)
+    sentence = explanation(round_texts, clean=clean)
     if sentence:
         text = f"{text}. {sentence}" if text else sentence
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

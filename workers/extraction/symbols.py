@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from workers.extraction.diffs import Hunk
 
@@ -114,7 +115,9 @@ _BY_EXTENSION: dict[str, list[re.Pattern[str]]] = {
 }
 
 
+@lru_cache(maxsize=4096)
 def _patterns(path: str) -> list[re.Pattern[str]]:
+    """The definition patterns of ``path``'s language (memoized: asked once per line of an edit)."""
     extension = posixpath.splitext(path)[1].lstrip(".").lower()
     return _BY_EXTENSION.get(extension, _GENERIC)
 

@@ -15,22 +15,23 @@ from ingest.schema import ToolEvent, TurnEvent
 from store.entry import FixEntry, TestRun, entry_id
 from store.errorsig import normalize_error
 from store.redact import might_hold_secret, redact
+from workers.extraction.calls import Call, classify
 from workers.extraction.changes import summarize_changes
 from workers.extraction.errors import add_signature, find_errors, installs, is_environment_noise
 from workers.extraction.files import collect_files
-from workers.extraction.limits import Limits, clip, scan_window, select_events
+from workers.extraction.limits import Limits, WordSet, clip, select_events
 from workers.extraction.outcome import EditEvidence, decide_outcome, decide_run
 from workers.extraction.paths import PathResolver
 from workers.extraction.shell import parse_commands, reads_only
-from workers.extraction.solution import solution_text, tags_for
-from workers.extraction.tools import Family, family_of, shell_command_of
+from workers.extraction.solution import redact_each, solution_text, tags_for
+from workers.extraction.tools import Family
 
 # Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
 EXTRACTOR_VERSION = "fixmem-extract/3"
 _COMMAND_CHARS = 300  # the stored test command is cut to this
 # Every installer ``errors.installs`` knows has one of these in its command line (a cheap first test).
-_INSTALLER_NAMES = ("pip", "uv", "conda", "mamba", "apt", "apk", "yum", "dnf", "brew", "npm", "yarn", "pnpm",
-                    "gem", "cargo", "go ", "poetry")  # fmt: skip
+_INSTALLER_NAMES = WordSet(("pip", "uv", "conda", "mamba", "apt", "apk", "yum", "dnf", "brew", "npm", "yarn",
+                            "pnpm", "gem", "cargo", "go ", "poetry"))  # fmt: skip
 # Harnesses that run every shell command in a fresh subshell: a ``cd`` never carries to the next command.
 SUBSHELL_HARNESSES = frozenset({"mini-swe-agent"})
 
@@ -51,16 +52,16 @@ class Extracted:
     skip: SkipReason | None
 
 
-def _mines_errors(event: ToolEvent) -> bool:
+def _mines_errors(call: Call) -> bool:
     """Outputs that can hold errors: commands that ran something (not reads, edits or file listings)."""
-    family = family_of(event.tool, event.input)
+    family = call.family
     if family in {Family.READ, Family.EDIT, Family.WRITE, Family.PATCH}:
         return False
     if family is Family.SHELL:
-        command = shell_command_of(event.input)[:20_000]
+        command = call.raw_command[:20_000]
         if not command or reads_only(command):
             return False
-        if not any(name in command for name in _INSTALLER_NAMES):
+        if not _INSTALLER_NAMES.found_in(command):
             return True
         # an install's output is the environment's
         ran = [c for c in parse_commands(command) if c.words and c.words[0] not in {"cd", "echo", "sudo"}]
@@ -68,12 +69,15 @@ def _mines_errors(event: ToolEvent) -> bool:
     return True
 
 
-def collect_errors(events: Sequence[ToolEvent], workspace: str, limits: Limits) -> list[str]:
-    """Normalized, deduplicated error signatures in first-seen order, at most ``limits.max_errors``."""
+def collect_errors(
+    events: Sequence[ToolEvent], workspace: str, limits: Limits, calls: Sequence[Call] | None = None
+) -> list[str]:
+    """Normalized, deduplicated error signatures in first-seen order, at most ``limits.max_errors``;
+    ``calls``: the events' ``calls.classify`` when the caller has it."""
     raws: list[str] = []
-    for event in events:
-        if event.output and _mines_errors(event):
-            raws.extend(find_errors(scan_window(event.output, limits)))
+    for call in calls if calls is not None else classify(events, limits):
+        if call.event.output and _mines_errors(call):
+            raws.extend(find_errors(call.window()))
     secret_free = not might_hold_secret("\n".join(raws))  # one anchor scan for the whole turn
     kept: list[str] = []
     raws = [raw for raw in raws if not is_environment_noise(raw)]
@@ -88,6 +92,11 @@ def collect_errors(events: Sequence[ToolEvent], workspace: str, limits: Limits) 
     return kept
 
 
+def _clean_round(text: str) -> str:
+    """A round text as the solution may quote it: its head, redacted."""
+    return redact(clip(text, 4_000))
+
+
 def _task(event: TurnEvent, limits: Limits) -> str:
     window = redact(clip(event.user_message, limits.max_task_chars * 4))
     return " ".join(window.split())[: limits.max_task_chars]
@@ -100,6 +109,7 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
     if not event.owner.strip():
         return Extracted(entry=None, skip=SkipReason.NO_OWNER)
     events = select_events(event.tool_events, limits)
+    calls = classify(events, limits)  # each event classified once; every step below reads these
     resolver = PathResolver.for_event(event.workspace, event.project_key)
     touched = collect_files(
         events,
@@ -107,30 +117,32 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         limits,
         persistent_cwd=event.harness_meta.harness not in SUBSHELL_HARNESSES,
         changed_files=event.harness_meta.changed_files,
+        calls=calls,
     )
     if not touched.files:
         return Extracted(entry=None, skip=SkipReason.NO_FILES)
-    errors = collect_errors(events, resolver.workspace, limits)
+    errors = collect_errors(events, resolver.workspace, limits, calls)
     evidence = EditEvidence(
         tuple(touched.files), touched.edit_span, frozenset(touched.scratch), event.user_message[:4_000]
     )
-    run = decide_run(events, limits, evidence)
+    run = decide_run(events, limits, evidence, calls)
     tests, outcome = decide_outcome(run, event.harness_meta)
     if tests is not None:  # redacted before it is cut: a cut must never leave half a secret
-        command = " ".join(redact(tests.command[: _COMMAND_CHARS * 4]).split())[:_COMMAND_CHARS]
-        tests = TestRun(command=command, ok=tests.ok, summary=redact(tests.summary))
+        command, summary = redact_each([tests.command[: _COMMAND_CHARS * 4], tests.summary])
+        tests = TestRun(command=" ".join(command.split())[:_COMMAND_CHARS], ok=tests.ok, summary=summary)
     runner = run.runner if run is not None and event.harness_meta.tests is None else None
     listed = [*touched.files, *touched.symbols, *errors]
     if might_hold_secret("\n".join(listed)):  # one anchor scan for all list fields; rarely true
         files, symbols, errors = ([redact(x) for x in xs] for xs in (touched.files, touched.symbols, errors))
     else:
         files, symbols = touched.files, touched.symbols
-    recent = [redact(clip(t, 4_000)) for t in [t for t in event.round_texts if t.strip()][-3:]]
-    solution = solution_text(files, tests, recent, limits.max_solution_chars)
+    recent = [t for t in event.round_texts if t.strip()][-3:]  # redacted only when read (_clean_round)
+    solution = solution_text(files, tests, recent, limits.max_solution_chars, clean=_clean_round)
+    project, commit = redact_each([event.project_key, event.harness_meta.commit or ""])
     entry = FixEntry(
         id=entry_id(event.owner, event.project_key, event.event_id),
         ts=event.ts,
-        project=redact(event.project_key),
+        project=project,
         task=_task(event, limits),
         files=files,
         symbols=symbols,
@@ -139,9 +151,9 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         outcome=outcome,
         solution=redact(solution),
         tags=tags_for(files, runner, errors, outcome),  # made of redacted files and errors and fixed words
-        commit=redact(event.harness_meta.commit) if event.harness_meta.commit else None,
+        commit=commit if event.harness_meta.commit else None,
         event_id=event.event_id,
         extractor=EXTRACTOR_VERSION,
-        changes=summarize_changes(events, resolver, files, limits) or None,
+        changes=summarize_changes(events, resolver, files, limits, calls=calls) or None,
     )
     return Extracted(entry=entry, skip=None)
