@@ -5,9 +5,11 @@ One cycle: read up to ``read_count`` entries per stream (``XREADGROUP``, blockin
 ``batch_max_events``; check what routing needs (``batching.classify``: the worker validates the rest);
 dead-letter the refused; group the accepted ones by (owner, project_key)
 and pack whole groups into jobs of up to ``job_pack_events`` (jobs span projects; a bigger group has
-jobs of its own, cut at ``job_max_events``); then, in ONE ``MULTI/EXEC``: store each job's events in
-its batch hash, ``enqueue_many`` the jobs, add the dead letters, record the owners' workspace -> project
-key pairs (``ingest.workspaces``), and ``XACK`` every id. An entry is never acknowledged without its job.
+jobs of its own, cut at ``job_max_events``); then, in ONE ``MULTI/EXEC``: name each job's stream ids in
+its batch hash and hold them (``keys.held``: the events stay in the stream, not copied; ``ingest.trim``
+keeps every id a job holds), ``enqueue_many`` the jobs, add the dead letters, record the owners'
+workspace -> project key pairs (``ingest.workspaces``), and ``XACK`` every id. An entry is never
+acknowledged without its job, and never trimmed while its job is unfinished.
 
 Around the cycle: entries pending on a consumer that stopped are reclaimed after ``claim_idle_seconds``
 (this consumer's own pending entries at once, on start); an entry delivered more than
@@ -441,10 +443,13 @@ class Consumer:
     def _enqueue(self, pipe: redis.client.Pipeline, route: Route, plans: Sequence[JobPlan]) -> None:
         if not plans:
             return
-        for plan in plans:
-            mapping: dict[str | bytes, bytes] = {e.stream_id: e.raw for e in plan.events}
+        holds: dict[str, int] = {}
+        for plan in plans:  # ids only: the events stay in the stream, held there for the job (ingest.trim)
+            mapping: dict[str | bytes, bytes] = dict.fromkeys((e.stream_id for e in plan.events), b"")
             mapping[keys.BATCH_STREAM_FIELD] = route.stream.encode()
             pipe.hset(keys.batch(plan.job_id), mapping=mapping)  # type: ignore[arg-type]
+            holds[plan.job_id] = min(parse_stream_id(e.stream_id)[0] for e in plan.events)
+        pipe.zadd(keys.held(route.stream), holds)
         queue = self._queues[route.queue]
         queue.enqueue_many(
             [
