@@ -6,8 +6,9 @@ embedded Redis (AOF everysec, as ``fixmem up`` runs it) holds a stream of ``--ev
 order alternates), the Redis commands the consumer and the worker send for jobs of ``--job`` events:
 
 - ``copy`` (before): ``HSET`` stream id -> event into the batch hash, ``HGETALL`` it, ``DEL`` it;
-- ``ids`` (after): ``HSET`` stream id -> "" plus a ``ZADD`` hold, one pipelined ``XRANGE`` per id, then
-  ``DEL`` and ``ZREM``.
+- ``ids_by_id`` / ``ids_one_run`` (after): ``HSET`` stream id -> "" plus a ``ZADD`` hold, then one
+  pipelined ``XRANGE`` per id (a job's ids not adjacent in the stream: the worst case, a backlog packed by
+  project) or one per job (all adjacent: a steady flow's job), then ``DEL`` and ``ZREM``.
 
 What is compared: Redis's own CPU (``INFO cpu`` used_cpu_sys + used_cpu_user) and AOF bytes written
 (``INFO persistence`` aof_current_size) per event, and the client's wall time per event; medians of the
@@ -53,18 +54,19 @@ def _copy(client: redis.Redis, ids: list[str], bodies: dict[str, bytes], job: in
         client.delete(key)
 
 
-def _ids(client: redis.Redis, ids: list[str], job: int) -> None:
+def _ids(client: redis.Redis, ids: list[str], job: int, *, adjacent: bool) -> None:
     for n, start in enumerate(range(0, len(ids), job)):
         chunk = ids[start : start + job]
         key = f"fixmem:batch:bench-{n}"
+        cuts = [(chunk[0], chunk[-1], len(chunk))] if adjacent else [(i, i, 1) for i in chunk]
         with client.pipeline(transaction=True) as pipe:
-            pipe.hset(key, mapping={**dict.fromkeys(chunk, b""), "stream": STREAM})
+            pipe.hset(key, mapping={**dict.fromkeys(chunk, b""), "stream": STREAM, "runs": repr(cuts)})
             pipe.zadd(HELD, {key: int(chunk[0].split("-")[0])})
             pipe.execute()
         client.hgetall(key)
         with client.pipeline(transaction=False) as pipe:
-            for i in chunk:
-                pipe.xrange(STREAM, min=i, max=i, count=1)
+            for first, last, count in cuts:
+                pipe.xrange(STREAM, min=first, max=last, count=count)
             pipe.execute()
         with client.pipeline(transaction=True) as pipe:
             pipe.delete(key)
@@ -80,7 +82,7 @@ def measure(
     if way == "copy":
         _copy(client, ids, bodies, job)
     else:
-        _ids(client, ids, job)
+        _ids(client, ids, job, adjacent=way == "ids_one_run")
     n = len(ids)
     return {
         "redis_cpu_us_per_event": round(1e6 * (_redis_cpu(client) - cpu) / n, 2),
@@ -100,7 +102,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     load = load_average()
     events = [make_event(i, 50) for i in range(args.events)] if args.small else make_events(args.events)
-    rows: dict[str, list[dict[str, float]]] = {"copy": [], "ids": []}
+    rows: dict[str, list[dict[str, float]]] = {"copy": [], "ids_by_id": [], "ids_one_run": []}
     with private_redis() as (url, _tmp):
         client = redis.Redis.from_url(url, socket_timeout=300)
         client.config_set("appendfsync", "no")  # AOF bytes are counted, not fsync waits
@@ -113,7 +115,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 ids += [i.decode() for i in pipe.execute()]
         bodies = dict(zip(ids, events, strict=True))
         for r in range(args.rounds):
-            for way in ("copy", "ids") if r % 2 == 0 else ("ids", "copy"):
+            ways = list(rows)
+            for way in ways if r % 2 == 0 else reversed(ways):
                 rows[way].append(measure(client, way, ids, bodies, args.job))
                 print(f"round {r} {way}: {json.dumps(rows[way][-1])}", flush=True)
     summary = {

@@ -12,7 +12,7 @@ Layout::
     fixmem:turns:backfill             stream   replayed turns, read after live ones     [setting]
     fixmem:dead                       stream   dead letters                             [setting]
     fixmem:batch:<job id>             hash     stream id -> "" (event in the stream) or the event (+ stream,
-                                               ids, present), until done
+                                               runs, ids, present), until done
     fixmem:held:<stream>              zset     job id -> ms part of the oldest stream id it holds (trim floor)
     fixmem:count:inflight             hash     entry id -> unfinished batches holding it (exact counting)
     fixmem:count:owner                hash     entry id -> the batch that counted it, while one is unfinished
@@ -57,6 +57,9 @@ EVENT_FIELD: Final = b"event"
 # The field of a batch hash that names the stream its events came from (the others are stream ids, each
 # with an empty value while its event waits in that stream, or the raw event once copied: ``ingest.trim``).
 BATCH_STREAM_FIELD: Final = b"stream"
+# The field of a batch hash that cuts its stream ids into runs adjacent in the stream (JSON list of
+# ``[first, last, count]``): the worker reads each run with one ``XRANGE``.
+BATCH_RUNS_FIELD: Final = b"runs"
 # The field where a job's first attempt saves which of its entry ids the logs already held (JSON list).
 BATCH_PRESENT_FIELD: Final = b"present"
 # The field where a job's first attempt registers its entry ids in ``COUNT_INFLIGHT`` (JSON list).

@@ -279,7 +279,8 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
     origin = reply_text(raw.pop(keys.BATCH_STREAM_FIELD, b""))
     saved = raw.pop(keys.BATCH_PRESENT_FIELD, None)
     registered = raw.pop(keys.BATCH_IDS_FIELD, None) is not None
-    items, missing = _events(ctx.client, key, origin, raw)
+    cuts = raw.pop(keys.BATCH_RUNS_FIELD, None)
+    items, missing = _events(ctx.client, key, origin, raw, orjson.loads(cuts) if cuts else None)
     decisions = decide(
         items, enabled=ctx.fix_memory_enabled, limits=ctx.limits, max_bytes=ctx.max_event_bytes
     )
@@ -334,29 +335,35 @@ _COMMIT_TRIES = 5
 
 
 def _events(
-    client: redis.Redis, key: str, origin: str, fields: Mapping[bytes, bytes]
+    client: redis.Redis,
+    key: str,
+    origin: str,
+    fields: Mapping[bytes, bytes],
+    cuts: Sequence[Sequence[Any]] | None,
 ) -> tuple[list[tuple[str, bytes]], list[str]]:
     """The batch's ``(stream id, raw event)`` in stream order, and the ids gone from ``origin``.
 
-    A field with an empty value names an event that waits in the stream: one pipelined ``XRANGE`` per id
-    reads them. An id the stream no longer has is looked up in the batch hash again (``ingest.trim``
-    copies a failed job's events there before trimming them), then reported missing.
+    A field with an empty value names an event that waits in the stream: one pipelined ``XRANGE`` per run
+    of ids adjacent in the stream (``cuts``: ``[first, last, count]``, written by the consumer), else per
+    id. An id the stream no longer has is looked up in the batch hash again (``ingest.trim`` copies a
+    failed job's events there before trimming them), then reported missing.
     """
     items: dict[str, bytes | None] = {reply_text(k): v for k, v in fields.items()}
     wanted = [i for i, v in items.items() if not v]
     missing: list[str] = []
     if wanted:
+        if cuts is None or len(wanted) < len(items):  # some copied out (or an older batch): by id
+            cuts = [(i, i, 1) for i in wanted]
         with client.pipeline(transaction=False) as pipe:
-            for stream_id in wanted:
-                pipe.xrange(origin, min=stream_id, max=stream_id, count=1)
+            for first, last, count in cuts:
+                pipe.xrange(origin, min=first, max=last, count=count)
             replies = pipe.execute()
-        for stream_id, reply in zip(wanted, replies, strict=True):
-            rows = entry_rows(reply)
-            body = rows[0][1].get(keys.EVENT_FIELD) if rows else None
-            if body:
-                items[stream_id] = body
-            else:
-                missing.append(stream_id)
+        for reply in replies:
+            for stream_id, row in entry_rows(reply):
+                body = row.get(keys.EVENT_FIELD)
+                if body and stream_id in items:
+                    items[stream_id] = body
+        missing = [i for i in wanted if not items[i]]
         if missing:
             copied = cast(list[bytes | None], client.hmget(key, missing))
             items.update((i, v) for i, v in zip(missing, copied, strict=True) if v)

@@ -41,7 +41,9 @@ def waiting_jobs(client: redis.Redis, jobs: int) -> Queue:
 
 def batch_events(client: redis.Redis, job_id: str) -> dict[str, bytes]:
     raw = client.hgetall(keys.batch(job_id))
-    return {k.decode(): v for k, v in raw.items() if k != keys.BATCH_STREAM_FIELD}
+    return {
+        k.decode(): v for k, v in raw.items() if k not in (keys.BATCH_STREAM_FIELD, keys.BATCH_RUNS_FIELD)
+    }
 
 
 def jobs_done(client: redis.Redis, stream: str = keys.DEFAULT_STREAM) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import redis
 from rq.job import Job, JobStatus
@@ -85,10 +86,12 @@ def test_a_batch_names_ids_and_the_worker_reads_them_from_the_stream(
     held = batches(redis_client)
     assert len(held) == 3
     for fields in held.values():
-        events = {k: v for k, v in fields.items() if k != keys.BATCH_STREAM_FIELD}
+        events = {k: v for k, v in fields.items() if k.decode()[0].isdigit()}  # the stream ids
         assert set(events.values()) == {b""}  # ids only: no event is copied out of the stream
-    assert sorted(k.decode() for f in held.values() for k in f if k != keys.BATCH_STREAM_FIELD) == sorted(ids)
+    assert sorted(k.decode() for f in held.values() for k in f if k.decode()[0].isdigit()) == sorted(ids)
     assert redis_client.zcard(keys.held(STREAM)) == 3
+    cuts = sorted(orjson.loads(f[keys.BATCH_RUNS_FIELD]) for f in held.values())
+    assert cuts == [[[ids[k], ids[k + 9], 10]] for k in (0, 10, 20)]  # one read: one XRANGE a job
     work(redis_client)
     assert stored(ctx) == 30
     assert counted(redis_client) == {"recorded": 30}
