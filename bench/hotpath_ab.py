@@ -47,7 +47,7 @@ from workers.counters import read_counters
 kind, n, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def padded(i):  # a small turn whose agent first read a ~2.9 KB file: ~4 KB on the wire
     event = json.loads(make_event(i, 50))
-    line = "    value_{i}_{k} = compute(data, key={k!r}, default=None)  # line {k}\n"
+    line = "    value_{i}_{k} = compute(data, key={k!r}, default=None)  # line {k}\\n"
     code = "".join(line.format(i=i, k=k) for k in range(40))
     read = {"tool": "bash", "input": {"command": f"sed -n 1,40p src/app/mod{i % 7}.py"}, "output": code,
             "exit_code": 0}
