@@ -19,6 +19,7 @@ from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
 from ingest import keys
+from ingest.batching import parse_stream_id
 from ingest.consumer import Consumer
 from ingest.publish import publish_many
 from store import AppendResult, StoreUnavailable
@@ -90,7 +91,8 @@ def test_a_batch_names_ids_and_the_worker_reads_them_from_the_stream(
         assert set(events.values()) == {b""}  # ids only: no event is copied out of the stream
     assert sorted(k.decode() for f in held.values() for k in f if k.decode()[0].isdigit()) == sorted(ids)
     assert redis_client.zcard(keys.held(STREAM)) == 3
-    cuts = sorted(orjson.loads(f[keys.BATCH_RUNS_FIELD]) for f in held.values())
+    cuts = [orjson.loads(f[keys.BATCH_RUNS_FIELD]) for f in held.values()]
+    cuts.sort(key=lambda c: parse_stream_id(c[0][0]))
     assert cuts == [[[ids[k], ids[k + 9], 10]] for k in (0, 10, 20)]  # one read: one XRANGE a job
     work(redis_client)
     assert stored(ctx) == 30
