@@ -87,6 +87,24 @@ def successor(stream_id: str) -> str:
     return f"{ms}-{seq + 1}"
 
 
+def runs(stream_ids: Sequence[str], place: Mapping[str, tuple[int, int]]) -> list[tuple[str, str, int]]:
+    """Cut ``stream_ids`` (in stream order) into runs of entries adjacent in their stream, as
+    ``(first id, last id, count)``: ``place`` gives an id's read and its position in that read (the
+    entries one ``XREADGROUP`` returns are consecutive in the stream); an id with no place is a run alone.
+    One ``XRANGE first last COUNT count`` then reads a run."""
+    out: list[tuple[str, str, int]] = []
+    previous: tuple[int, int] | None = None
+    for stream_id in stream_ids:
+        here = place.get(stream_id)
+        if out and here is not None and previous is not None and here == (previous[0], previous[1] + 1):
+            first, _, count = out[-1]
+            out[-1] = (first, stream_id, count + 1)
+        else:
+            out.append((stream_id, stream_id, 1))
+        previous = here
+    return out
+
+
 def classify(entry: StreamEntry, *, max_bytes: int) -> Accepted | Refused:
     """Check what one stream entry's ``event`` field is routed by (``schema.parse_address``).
 

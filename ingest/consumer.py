@@ -5,9 +5,11 @@ One cycle: read up to ``read_count`` entries per stream (``XREADGROUP``, blockin
 ``batch_max_events``; check what routing needs (``batching.classify``: the worker validates the rest);
 dead-letter the refused; group the accepted ones by (owner, project_key)
 and pack whole groups into jobs of up to ``job_pack_events`` (jobs span projects; a bigger group has
-jobs of its own, cut at ``job_max_events``); then, in ONE ``MULTI/EXEC``: store each job's events in
-its batch hash, ``enqueue_many`` the jobs, add the dead letters, record the owners' workspace -> project
-key pairs (``ingest.workspaces``), and ``XACK`` every id. An entry is never acknowledged without its job.
+jobs of its own, cut at ``job_max_events``); then, in ONE ``MULTI/EXEC``: name each job's stream ids in
+its batch hash and hold them (``keys.held``: the events stay in the stream, not copied; ``ingest.trim``
+keeps every id a job holds), ``enqueue_many`` the jobs, add the dead letters, record the owners'
+workspace -> project key pairs (``ingest.workspaces``), and ``XACK`` every id. An entry is never
+acknowledged without its job, and never trimmed while its job is unfinished.
 
 Around the cycle: entries pending on a consumer that stopped are reclaimed after ``claim_idle_seconds``
 (this consumer's own pending entries at once, on start); an entry delivered more than
@@ -29,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import orjson
 import redis
 from rq import Queue, Retry
 from rq.serializers import JSONSerializer
@@ -42,6 +45,7 @@ from ingest.batching import (
     classify_all,
     parse_stream_id,
     plan_jobs,
+    runs,
 )
 from ingest.connection import REDIS_DOWN, describe, entry_rows, reply_text, stream_replies, write_refusal
 from ingest.errors import DeadLetterReason
@@ -251,6 +255,7 @@ class Consumer:
             return 0
         wanted = self.config.batch_max_events if limit is None else min(limit, self.config.batch_max_events)
         gathered: dict[Route, list[StreamEntry]] = {}
+        places: dict[str, tuple[int, int]] = {}  # stream id -> (read, position): adjacent in the stream
         count = min(self.config.read_count, wanted)
         # While a queue is paused, block only as long as a paused consumer polls: a read blocking
         # read_block_ms on the other (empty) stream held live events back that long every cycle under a
@@ -258,23 +263,28 @@ class Consumer:
         block_ms = self.config.read_block_ms
         if len(routes) < len(self.config.routes):
             block_ms = min(block_ms, int(PRESSURED_POLL_SECONDS * 1000))
-        full = self._read(routes, count, block_ms if block else None, gathered)
+        full = self._read(routes, count, block_ms if block else None, gathered, places)
         total = sum(len(v) for v in gathered.values())
         while full and total < wanted:
             count = min(self.config.read_count, wanted - total)
-            full = self._read(full, count, None, gathered)
+            full = self._read(full, count, None, gathered, places)
             total = sum(len(v) for v in gathered.values())
         if total:
-            self._commit(gathered, {})
+            self._commit(gathered, {}, places)
         return total
 
     # -- reading ------------------------------------------------------------------------------------
 
     def _read(
-        self, routes: Sequence[Route], count: int, block_ms: int | None, into: dict[Route, list[StreamEntry]]
+        self,
+        routes: Sequence[Route],
+        count: int,
+        block_ms: int | None,
+        into: dict[Route, list[StreamEntry]],
+        places: dict[str, tuple[int, int]],
     ) -> list[Route]:
         """One XREADGROUP over ``routes``, blocking up to ``block_ms`` (None: not at all); returns the
-        routes that filled ``count`` (more may wait)."""
+        routes that filled ``count`` (more may wait). ``places`` gets each id's (read, position)."""
         by_stream = {r.stream: r for r in routes}
         reply = self.client.xreadgroup(
             self.config.group,
@@ -288,6 +298,8 @@ class Consumer:
             route = by_stream[stream]
             got = [StreamEntry(i, f) for i, f in rows]
             into.setdefault(route, []).extend(got)
+            read = len(places)  # unique per reply: ids are never placed twice in one cycle
+            places.update((e.stream_id, (read, n)) for n, e in enumerate(got))
             if len(got) >= count:
                 full.append(route)
         return full
@@ -391,8 +403,15 @@ class Consumer:
 
     # -- committing ---------------------------------------------------------------------------------
 
-    def _commit(self, gathered: Mapping[Route, list[StreamEntry]], deliveries: Mapping[str, int]) -> None:
-        """Validate, plan and, in one MULTI/EXEC, enqueue + dead-letter + XACK everything gathered."""
+    def _commit(
+        self,
+        gathered: Mapping[Route, list[StreamEntry]],
+        deliveries: Mapping[str, int],
+        places: Mapping[str, tuple[int, int]] | None = None,
+    ) -> None:
+        """Validate, plan and, in one MULTI/EXEC, enqueue + dead-letter + XACK everything gathered.
+
+        ``places``: where each id was read (``_read``), so a job's ids adjacent in the stream are runs."""
         cfg = self.config
         now = self.clock()
         with self.client.pipeline(transaction=True) as pipe:
@@ -412,7 +431,7 @@ class Consumer:
                     by_project=route.by_project,
                     pack_events=cfg.job_pack_events,
                 )
-                self._enqueue(pipe, route, plans)
+                self._enqueue(pipe, route, plans, places or {})
                 workspaces.record(
                     pipe, workspaces.pairs_of((a.owner, a.workspace, a.project_key) for a in accepted)
                 )
@@ -438,13 +457,23 @@ class Consumer:
         self.stats.dead_letters += dead
         self.stats.deleted += deleted
 
-    def _enqueue(self, pipe: redis.client.Pipeline, route: Route, plans: Sequence[JobPlan]) -> None:
+    def _enqueue(
+        self,
+        pipe: redis.client.Pipeline,
+        route: Route,
+        plans: Sequence[JobPlan],
+        places: Mapping[str, tuple[int, int]],
+    ) -> None:
         if not plans:
             return
-        for plan in plans:
-            mapping: dict[str | bytes, bytes] = {e.stream_id: e.raw for e in plan.events}
+        holds: dict[str, int] = {}
+        for plan in plans:  # ids only: the events stay in the stream, held there for the job (ingest.trim)
+            mapping: dict[str | bytes, bytes] = dict.fromkeys((e.stream_id for e in plan.events), b"")
             mapping[keys.BATCH_STREAM_FIELD] = route.stream.encode()
+            mapping[keys.BATCH_RUNS_FIELD] = orjson.dumps(runs([e.stream_id for e in plan.events], places))
             pipe.hset(keys.batch(plan.job_id), mapping=mapping)  # type: ignore[arg-type]
+            holds[plan.job_id] = min(parse_stream_id(e.stream_id)[0] for e in plan.events)
+        pipe.zadd(keys.held(route.stream), holds)
         queue = self._queues[route.queue]
         queue.enqueue_many(
             [

@@ -22,6 +22,7 @@ class DeadLetterReason(StrEnum):
     MISSING_FIELD = "missing_field"  # the stream entry has no `event` field
     TOO_MANY_DELIVERIES = "too_many_deliveries"
     PROCESSING_FAILED = "processing_failed"
+    MISSING_FROM_STREAM = "missing_from_stream"  # a job's id was gone from its stream when the job ran
 
 
 class IngestError(Exception):

@@ -11,7 +11,9 @@ Layout::
     fixmem:turns                      stream   live turn events (field ``event``)       [setting]
     fixmem:turns:backfill             stream   replayed turns, read after live ones     [setting]
     fixmem:dead                       stream   dead letters                             [setting]
-    fixmem:batch:<job id>             hash     stream id -> raw event (+ stream, ids, present), until done
+    fixmem:batch:<job id>             hash     stream id -> "" (event in the stream) or the event (+ stream,
+                                               runs, ids, present), until done
+    fixmem:held:<stream>              zset     job id -> ms part of the oldest stream id it holds (trim floor)
     fixmem:count:inflight             hash     entry id -> unfinished batches holding it (exact counting)
     fixmem:count:owner                hash     entry id -> the batch that counted it, while one is unfinished
     fixmem:lock:project:<digest>      string   lease lock around one project's store write
@@ -52,8 +54,12 @@ DEFAULT_BACKFILL_QUEUE: Final = f"{PREFIX}-backfill"
 
 # The field of a stream entry that holds the event JSON.
 EVENT_FIELD: Final = b"event"
-# The field of a batch hash that names the stream its events came from (the others are stream ids).
+# The field of a batch hash that names the stream its events came from (the others are stream ids, each
+# with an empty value while its event waits in that stream, or the raw event once copied: ``ingest.trim``).
 BATCH_STREAM_FIELD: Final = b"stream"
+# The field of a batch hash that cuts its stream ids into runs adjacent in the stream (JSON list of
+# ``[first, last, count]``): the worker reads each run with one ``XRANGE``.
+BATCH_RUNS_FIELD: Final = b"runs"
 # The field where a job's first attempt saves which of its entry ids the logs already held (JSON list).
 BATCH_PRESENT_FIELD: Final = b"present"
 # The field where a job's first attempt registers its entry ids in ``COUNT_INFLIGHT`` (JSON list).
@@ -101,8 +107,14 @@ ALL_METRICS: Final = (
 
 
 def batch(job_id: str) -> str:
-    """The hash holding one job's events (stream id -> raw event JSON)."""
+    """The hash naming one job's events (stream id -> "" while the event waits in its stream, or it)."""
     return f"{PREFIX}:batch:{job_id}"
+
+
+def held(stream: str) -> str:
+    """The jobs holding ids of ``stream`` (zset: job id -> ms part of its oldest id); ``ingest.trim`` keeps
+    every id at or after the oldest."""
+    return f"{PREFIX}:held:{stream}"
 
 
 def project_lock(owner: str, project_key: str) -> str:

@@ -1,18 +1,22 @@
 """The RQ job: ``process_batch(batch_id)`` turns one batch of turn events into fix-log entries.
 
-The job's payload is small: the batch id. The events wait in the batch hash ``fixmem:batch:<id>``
-(stream id -> raw event JSON, plus ``stream`` -> the stream they came from), written by the consumer in
-the same MULTI/EXEC as the enqueue. The job:
+The job's payload is small: the batch id. The batch hash ``fixmem:batch:<id>`` names its events (stream
+id -> "", plus ``stream`` -> the stream they wait in; ``ingest.trim`` keeps them there while the job is
+held in ``keys.held``), written by the consumer in the same MULTI/EXEC as the enqueue; the events are not
+copied (a value that is not empty is the event itself: copied out for a failed job, or an older batch).
+The job:
 
-1. reads the batch (one round trip); a batch already gone was done by an earlier run: nothing to do;
+1. reads the batch (one round trip), then its events from the stream (one pipelined ``XRANGE`` per id);
+   a batch already gone was done by an earlier run: nothing to do; an id gone from the stream (the
+   length cap, an operator's ``XDEL``) becomes a dead letter ``missing_from_stream``;
 2. parses and extracts each event (``decide``, pure): an entry, a skip reason, or a dead letter;
 3. registers its entry ids as in flight, then saves which of them the logs already held (``present``);
 4. appends each project's entries in one ``FixStore.append`` (idempotent by id; rotation and index
    refresh happen inside, under the project's lock);
 5. claims the count of every id it wrote (``written_ids``) in ``fixmem:count:owner`` (HSETNX);
 6. in ONE MULTI/EXEC, only if the batch hash still exists (WATCH): the fleet counters of its
-   ``BatchReport``, the dead letters, the release of its in-flight ids, and the deletion of the batch
-   hash (which marks the batch done).
+   ``BatchReport``, the dead letters, the release of its in-flight ids, the deletion of the batch
+   hash (which marks the batch done) and of its hold (its events may then be trimmed).
 
 Counting is exact: for every project, ``recorded`` by outcome = the lines the logs gained. Three things
 make a line look like a duplicate to the store, and each is told apart:
@@ -39,7 +43,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import redis
@@ -47,7 +51,7 @@ from redis.client import Pipeline
 
 from ingest import dead_letters, keys
 from ingest.batching import parse_stream_id, stream_id_seconds
-from ingest.connection import reply_text
+from ingest.connection import entry_rows, reply_text
 from ingest.errors import DeadLetterReason, InvalidEvent
 from ingest.schema import HarnessMeta, TurnEvent, VerdictEvent, parse_any
 from store import AppendResult, FixEntry, FixStore, InvalidEntry, entry_id
@@ -275,10 +279,16 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
     origin = reply_text(raw.pop(keys.BATCH_STREAM_FIELD, b""))
     saved = raw.pop(keys.BATCH_PRESENT_FIELD, None)
     registered = raw.pop(keys.BATCH_IDS_FIELD, None) is not None
-    items = sorted(((reply_text(k), v) for k, v in raw.items()), key=lambda kv: parse_stream_id(kv[0]))
+    cuts = raw.pop(keys.BATCH_RUNS_FIELD, None)
+    items, missing = _events(ctx.client, key, origin, raw, orjson.loads(cuts) if cuts else None)
     decisions = decide(
         items, enabled=ctx.fix_memory_enabled, limits=ctx.limits, max_bytes=ctx.max_event_bytes
     )
+    if missing:
+        decisions = sorted(
+            [*decisions, *(missing_decision(i, origin) for i in missing)],
+            key=lambda d: parse_stream_id(d.stream_id),
+        )
     present = _present_before(ctx, key, decisions, saved, registered=registered)
     if present is None:
         return _finished_meanwhile(batch_id, started)
@@ -311,6 +321,8 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
                     dead_letters.add(pipe, ctx.dead_stream, letter, max_len=ctx.dead_stream_max_len)
             pipe.eval(_RELEASE, 3, key, keys.COUNT_INFLIGHT, keys.COUNT_OWNER, keys.BATCH_IDS_FIELD)
             pipe.delete(key)
+            if origin:
+                pipe.zrem(keys.held(origin), batch_id)  # its events may be trimmed now (ingest.trim)
             try:
                 pipe.execute()
             except redis.WatchError:
@@ -320,6 +332,57 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
 
 
 _COMMIT_TRIES = 5
+
+
+def _events(
+    client: redis.Redis,
+    key: str,
+    origin: str,
+    fields: Mapping[bytes, bytes],
+    cuts: Sequence[Sequence[Any]] | None,
+) -> tuple[list[tuple[str, bytes]], list[str]]:
+    """The batch's ``(stream id, raw event)`` in stream order, and the ids gone from ``origin``.
+
+    A field with an empty value names an event that waits in the stream: one pipelined ``XRANGE`` per run
+    of ids adjacent in the stream (``cuts``: ``[first, last, count]``, written by the consumer), else per
+    id. An id the stream no longer has is looked up in the batch hash again (``ingest.trim`` copies a
+    failed job's events there before trimming them), then reported missing.
+    """
+    items: dict[str, bytes | None] = {reply_text(k): v for k, v in fields.items()}
+    wanted = [i for i, v in items.items() if not v]
+    missing: list[str] = []
+    if wanted:
+        if cuts is None or len(wanted) < len(items):  # some copied out (or an older batch): by id
+            cuts = [(i, i, 1) for i in wanted]
+        with client.pipeline(transaction=False) as pipe:
+            for first, last, count in cuts:
+                pipe.xrange(origin, min=first, max=last, count=count)
+            replies = pipe.execute()
+        for reply in replies:
+            for stream_id, row in entry_rows(reply):
+                body = row.get(keys.EVENT_FIELD)
+                if body and stream_id in items:
+                    items[stream_id] = body
+        missing = [i for i in wanted if not items[i]]
+        if missing:
+            copied = cast(list[bytes | None], client.hmget(key, missing))
+            items.update((i, v) for i, v in zip(missing, copied, strict=True) if v)
+            missing = [i for i, v in zip(missing, copied, strict=True) if not v]
+    found = sorted(((i, v) for i, v in items.items() if v), key=lambda kv: parse_stream_id(kv[0]))
+    return found, missing
+
+
+def missing_decision(stream_id: str, origin: str) -> Decision:
+    """A dead letter for an id of the batch that its stream no longer holds (pure)."""
+    return Decision(
+        stream_id,
+        b"",
+        dead=DeadLetterReason.MISSING_FROM_STREAM,
+        error=(
+            f"entry {stream_id} was gone from {origin or 'its stream'} when its job ran: trimmed over "
+            "FIXMEM_STREAM_MAX_LEN or deleted (XDEL/XTRIM) before a worker read it"
+        ),
+    )
 
 
 def _finished_meanwhile(batch_id: str, started: float) -> BatchReport:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from fixmem.redis_server import free_port
 from fixmem.settings import Settings
 from fixmem.wiring import require_supported_version
 from ingest import keys
+from tests import signals
 from tests.ingest.turns import turn, wire
 from workers.locks import redis_lock_factory
 
@@ -33,10 +33,8 @@ def env(monkeypatch: pytest.MonkeyPatch, redis_url: str, redis_client: redis.Red
 
 @pytest.fixture(autouse=True)
 def _keep_signal_handlers() -> Iterator[None]:
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for sig, handler in saved.items():
-        signal.signal(sig, handler)
+    with signals.handlers_kept():
+        yield
 
 
 def test_publish_a_jsonl_file_reports_bad_lines(

@@ -17,6 +17,7 @@ from ingest.batching import (
     job_id,
     parse_stream_id,
     plan_jobs,
+    runs,
     stream_id_seconds,
     successor,
 )
@@ -176,3 +177,24 @@ def test_packed_jobs_keep_projects_whole_and_mixed_jobs_small(
     for project, n in counts.items():  # a project within max_events is in one job: no lock waits
         holding = [p for p in plans if any(a.project_key == project for a in p.events)]
         assert len(holding) == (1 if n <= max_events else -(-n // max_events))
+
+
+@pytest.mark.parametrize(
+    ("ids", "place", "expected"),
+    [
+        ([], {}, []),
+        (["1-0", "1-1", "2-0"], {"1-0": (0, 0), "1-1": (0, 1), "2-0": (0, 2)}, [("1-0", "2-0", 3)]),
+        (["1-0", "2-0"], {"1-0": (0, 0), "2-0": (0, 2)}, [("1-0", "1-0", 1), ("2-0", "2-0", 1)]),  # gap
+        (["1-0", "2-0"], {"1-0": (0, 4), "2-0": (5, 0)}, [("1-0", "1-0", 1), ("2-0", "2-0", 1)]),  # 2 reads
+        (["1-0", "2-0"], {}, [("1-0", "1-0", 1), ("2-0", "2-0", 1)]),  # reclaimed: no place
+        (
+            ["5-0", "6-0", "1-0", "2-0"],  # two projects' groups, each in stream order
+            {"1-0": (0, 0), "2-0": (0, 1), "5-0": (0, 4), "6-0": (0, 5)},
+            [("5-0", "6-0", 2), ("1-0", "2-0", 2)],
+        ),
+    ],
+)
+def test_runs_are_ids_adjacent_in_one_read(
+    ids: list[str], place: dict[str, tuple[int, int]], expected: list[tuple[str, str, int]]
+) -> None:
+    assert runs(ids, place) == expected

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
 from ingest import keys
-from tests import configs
+from tests import configs, signals
 from workers.reaper import reap_queue
 from workers.worker import FixmemQueue, FixmemWorker, WorkerOptions, build_worker, run_worker
 
@@ -26,11 +25,8 @@ RECORD = "tests.workers.helpers.record"
 
 @pytest.fixture(autouse=True)
 def _keep_signal_handlers() -> Iterator[None]:
-    """RQ's work loop installs SIGINT/SIGTERM handlers; give pytest its own back."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for sig, handler in saved.items():
-        signal.signal(sig, handler)
+    with signals.handlers_kept():
+        yield
 
 
 def q(client: redis.Redis, name: str = LIVE) -> Queue:

@@ -285,7 +285,8 @@ def test_follow_reports_each_stage_until_settled(redis_client: redis.Redis, corp
 
     batches = sorted(k.decode() for k in redis_client.scan_iter(match=keys.batch("*")))
     failed_job = batches[0].removeprefix(keys.batch(""))
-    failed_ids = {k.decode() for k in redis_client.hkeys(batches[0])} - {keys.BATCH_STREAM_FIELD.decode()}
+    named = {keys.BATCH_STREAM_FIELD.decode(), keys.BATCH_RUNS_FIELD.decode()}
+    failed_ids = {k.decode() for k in redis_client.hkeys(batches[0])} - named
     FailedJobRegistry(keys.DEFAULT_BACKFILL_QUEUE, connection=redis_client, serializer=JSONSerializer).add(
         _job(redis_client, failed_job), ttl=600
     )
