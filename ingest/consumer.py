@@ -54,7 +54,8 @@ from ingest.trim import trim_stream
 
 log = logging.getLogger("fixmem.ingest.consumer")
 
-PROCESS_BATCH = "workers.jobs.process_batch"  # the job function, by import path (ingest imports no workers)
+# The job function, by import path (ingest imports no workers); named for stream-id batches.
+PROCESS_BATCH = "workers.jobs.process_stream_batch"
 PRESSURED_POLL_SECONDS = 0.05  # how often a paused consumer checks the queues again (one LLEN pipeline)
 
 

@@ -101,7 +101,18 @@ def installed() -> WorkerContext:
 
 
 def process_batch(batch_id: str) -> dict[str, Any]:
-    """RQ job: process batch ``batch_id`` with the installed context; returns its BatchReport as JSON."""
+    """RQ job: process batch ``batch_id`` with the installed context; returns its BatchReport as JSON.
+
+    The name consumers before stream-id batches enqueued (their hashes hold the events themselves);
+    ``run_batch`` reads both forms, so their queued jobs still run."""
+    return run_batch(installed(), batch_id).to_json()
+
+
+def process_stream_batch(batch_id: str) -> dict[str, Any]:
+    """RQ job: the same, for a batch hash naming stream ids (what the consumer enqueues now). A new name
+    so that a worker older than stream-id batches fails the job (``AttributeError``, kept in RQ's failed
+    registry; the trim copies a failed job's events into its hash, so a requeue after the upgrade runs it)
+    instead of reading the empty values as events and dead-lettering them."""
     return run_batch(installed(), batch_id).to_json()
 
 

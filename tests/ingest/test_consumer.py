@@ -72,7 +72,7 @@ def test_valid_events_become_jobs_of_whole_projects_and_are_acked(redis_client: 
     assert len(jobs) == 3
     seen: dict[str, bytes] = {}
     for job in jobs:
-        assert job.func_name == "workers.jobs.process_batch"
+        assert job.func_name == "workers.jobs.process_stream_batch"
         assert list(job.args) == [job.id]  # the payload is the batch id: small JSON
         assert job.retries_left == 8
         events_of_job = batch_events(redis_client, job.id)

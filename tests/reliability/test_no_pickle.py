@@ -139,6 +139,6 @@ def test_the_consumer_enqueues_json_jobs_that_carry_only_a_batch_id(
     assert raw is not None
     with contextlib.suppress(zlib.error):  # RQ compresses job data above a size
         raw = zlib.decompress(raw)
-    assert orjson.loads(raw) == ["workers.jobs.process_batch", None, [job_id], {}]
+    assert orjson.loads(raw) == ["workers.jobs.process_stream_batch", None, [job_id], {}]
     job = Job.fetch(job_id, connection=redis_client, serializer=JSONSerializer)
-    assert list(job.args) == [job_id]  # the events wait in the batch hash, as raw JSON
+    assert list(job.args) == [job_id]  # the batch hash names the events' stream ids

@@ -152,6 +152,8 @@ def test_process_batch_needs_an_installed_context(redis_client: redis.Redis, dat
     try:
         _batch(redis_client, "b1", _items(turn(1)))
         assert jobs.process_batch("b1")["events"] == {"recorded": 1}
+        _batch(redis_client, "b2", _items(turn(2)))  # the name stream-id batches are enqueued under
+        assert jobs.process_stream_batch("b2")["events"] == {"recorded": 1}
     finally:
         jobs.install(None)
 
