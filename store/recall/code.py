@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import pairwise
+from itertools import chain, pairwise
 from posixpath import splitext
 
 import numpy as np
@@ -127,8 +127,19 @@ def entry_keys(files: Iterable[str], symbols: Iterable[str]) -> frozenset[str]:
     return frozenset(keys)
 
 
+ChunkKeys = tuple[frozenset[str], frozenset[str], frozenset[str]]  # (paths, symbols, plain words)
+
+
 def code_terms(text: str) -> CodeTerms:
     """The code a text names (see the module docstring)."""
+    # Paths, dotted names and identifiers hold no whitespace: each distinct chunk is read once (memoized,
+    # as the tokenizer's words are), which keeps a 600-word text well under a millisecond.
+    return code_terms_of(text, map(chunk_keys, set(text.split())))
+
+
+def code_terms_of(text: str, chunks: Iterable[ChunkKeys]) -> CodeTerms:
+    """``code_terms(text)`` given ``chunk_keys`` of the text's whitespace-free chunks (each at least
+    once; repeats do not matter)."""
     paths: set[str] = set()
     symbols: set[str] = set()
     words: set[str] = set()
@@ -139,9 +150,7 @@ def code_terms(text: str) -> CodeTerms:
         span_paths, span_symbols = _span_keys(span)
         paths.update(span_paths)
         symbols.update(span_symbols)
-    # Paths, dotted names and identifiers hold no whitespace: each distinct chunk is read once (memoized,
-    # as the tokenizer's words are), which keeps a 600-word text well under a millisecond.
-    found = [keys for keys in map(_chunk_keys, set(text.split())) if keys is not _NOTHING]
+    found = [keys for keys in chunks if keys is not _NOTHING]
     paths.update(*(keys[0] for keys in found))
     symbols.update(*(keys[1] for keys in found))
     words.update(*(keys[2] for keys in found))
@@ -160,8 +169,17 @@ def _span_keys(span: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 @lru_cache(maxsize=1 << 16)
-def _chunk_keys(chunk: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+def chunk_keys(chunk: str) -> ChunkKeys:
     """(path keys, symbol keys, plain-word keys) of one whitespace-free chunk of a text."""
+    if "/" not in chunk and "." not in chunk:  # no path, no dotted name: only words (most of prose)
+        found = [_word_keys(ident) for ident in _IDENT.findall(chunk)]
+        if not any(any(keys) for keys in found):
+            return _NOTHING
+        return (
+            frozenset(chain.from_iterable(keys[0] for keys in found)),
+            frozenset(chain.from_iterable(keys[1] for keys in found)),
+            frozenset(chain.from_iterable(keys[2] for keys in found)),
+        )
     paths: set[str] = set()
     symbols: set[str] = set()
     words: set[str] = set()
@@ -182,7 +200,7 @@ def _chunk_keys(chunk: str) -> tuple[frozenset[str], frozenset[str], frozenset[s
     return frozenset(paths), frozenset(symbols), frozenset(words)
 
 
-_NOTHING: tuple[frozenset[str], frozenset[str], frozenset[str]] = (frozenset(), frozenset(), frozenset())
+_NOTHING: ChunkKeys = (frozenset(), frozenset(), frozenset())
 
 
 @lru_cache(maxsize=1 << 16)
