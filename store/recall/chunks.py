@@ -70,6 +70,6 @@ def read_text(text: str) -> TextTerms:
     return TextTerms(
         tokens=list(chain.from_iterable(tokens)),
         forms=list(dict.fromkeys(chain.from_iterable(forms))),
-        code=code_terms_of(text, set(keys)),
+        code=code_terms_of(text, keys),
         vector=embed_packed(*map(b"".join, features)),
     )

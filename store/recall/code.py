@@ -127,7 +127,10 @@ def entry_keys(files: Iterable[str], symbols: Iterable[str]) -> frozenset[str]:
     return frozenset(keys)
 
 
-ChunkKeys = tuple[frozenset[str], frozenset[str], frozenset[str]]  # (paths, symbols, plain words)
+# (paths, symbols, plain words) of a chunk. Tuples, not frozensets: the memos hold tens of thousands of
+# them, and the garbage collector stops tracking a tuple of strings, not a set (docs/decisions.md, "The
+# cold tail of a 600-word recall is the garbage collector's").
+ChunkKeys = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 
 def code_terms(text: str) -> CodeTerms:
@@ -158,27 +161,27 @@ def code_terms_of(text: str, chunks: Iterable[ChunkKeys]) -> CodeTerms:
 
 
 @lru_cache(maxsize=1 << 14)
-def _span_keys(span: str) -> tuple[frozenset[str], frozenset[str]]:
+def _span_keys(span: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(path keys, symbol keys) of the identifiers in one backticked span; memoized (spans repeat)."""
     paths: set[str] = set()
     symbols: set[str] = set()
     for ident in _IDENT.findall(span):
         symbols.update(symbol_keys(ident))
         paths.update(_segment_keys(ident))
-    return frozenset(paths), frozenset(symbols)
+    return tuple(paths), tuple(symbols)
 
 
 @lru_cache(maxsize=1 << 16)
 def chunk_keys(chunk: str) -> ChunkKeys:
     """(path keys, symbol keys, plain-word keys) of one whitespace-free chunk of a text."""
     if "/" not in chunk and "." not in chunk:  # no path, no dotted name: only words (most of prose)
-        found = [_word_keys(ident) for ident in _IDENT.findall(chunk)]
-        if not any(any(keys) for keys in found):
-            return _NOTHING
+        found = [keys for ident in _IDENT.findall(chunk) if any(keys := _word_keys(ident))]
+        if len(found) < 2:  # one word (most chunks): its memoized keys as they are
+            return found[0] if found else _NOTHING
         return (
-            frozenset(chain.from_iterable(keys[0] for keys in found)),
-            frozenset(chain.from_iterable(keys[1] for keys in found)),
-            frozenset(chain.from_iterable(keys[2] for keys in found)),
+            tuple(dict.fromkeys(chain.from_iterable(keys[0] for keys in found))),
+            tuple(dict.fromkeys(chain.from_iterable(keys[1] for keys in found))),
+            tuple(dict.fromkeys(chain.from_iterable(keys[2] for keys in found))),
         )
     paths: set[str] = set()
     symbols: set[str] = set()
@@ -197,14 +200,14 @@ def chunk_keys(chunk: str) -> ChunkKeys:
         words.update(ident_words)
     if not (paths or symbols or words):
         return _NOTHING
-    return frozenset(paths), frozenset(symbols), frozenset(words)
+    return tuple(paths), tuple(symbols), tuple(words)
 
 
-_NOTHING: ChunkKeys = (frozenset(), frozenset(), frozenset())
+_NOTHING: ChunkKeys = ((), (), ())
 
 
 @lru_cache(maxsize=1 << 16)
-def _word_keys(ident: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def _word_keys(ident: str) -> ChunkKeys:
     """(path keys, symbol keys, plain-word keys) of one word of a text; memoized (words repeat)."""
     if is_identifier(ident):
         return tuple(_segment_keys(ident)), tuple(symbol_keys(ident)), ()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.recall.chunks import read_text
+from store.recall.chunks import read_chunk, read_text
 from store.recall.code import code_terms
 from store.recall.index import LexicalIndex
 from store.recall.tokenize import match_forms, tokenize, unique
@@ -68,3 +70,14 @@ def test_query_terms_forms_give_the_same_overlap() -> None:
         assert with_forms.jaccard.tolist() == without.jaccard.tolist()
         assert with_forms.coverage.tolist() == without.coverage.tolist()
         assert with_forms.query_weight == without.query_weight
+
+
+def test_memoized_chunks_leave_the_garbage_collector_nothing_to_walk() -> None:
+    # A set is always tracked by the collector; a tuple of strings stops being tracked at the first
+    # collection it survives (a tuple of such tuples, at the next). The memos hold tens of thousands of
+    # chunks (docs/decisions.md, "The cold tail of a 600-word recall is the garbage collector's").
+    read = [read_chunk(c) for c in ("cache.Package", "src/a/b.py,", "getURLs", "plain", "`x.y`")]
+    gc.collect()
+    gc.collect()
+    assert not any(gc.is_tracked(chunk) for chunk in read)
+    assert not any(gc.is_tracked(keys) for chunk in read for keys in chunk[2])
