@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -32,8 +32,8 @@ from evals.related.core import Tally, bm25_rank, load_repos
 from evals.related.run import entry_text
 from evals.related.tune import SHA, Asked, history, views
 from store import DEFAULT_WEIGHTS, FixEntry
-from store.recall.ranking import evidence, strength
-from store.recall.view import query_terms
+from store.recall.ranking import Signals, evidence, strength
+from store.recall.view import ProjectView, QueryTerms, query_terms
 
 CANDIDATES = 30
 FEATURES = (
@@ -64,10 +64,23 @@ class Query:
     same_file: frozenset[str]
 
 
-def features(data: Sequence[tuple[list[FixEntry], list[Asked]]]) -> list[Query]:
+@dataclass
+class Candidates:
+    """One start or off-topic query of the tuning half with the view it is asked of, its signals with
+    the floor off, and the ``count`` live entries of highest shipped strength (``order``, rows)."""
+
+    repo: int
+    query: Asked
+    view: ProjectView
+    terms: QueryTerms
+    sig: Signals
+    value: npt.NDArray[np.float64]  # shipped strength of every entry
+    order: npt.NDArray[np.intp]
+
+
+def candidates(data: Sequence[tuple[list[FixEntry], list[Asked]]], count: int) -> Iterator[Candidates]:
+    """``Candidates`` of each tuning-half start and off-topic query (strength ties to the newer entry)."""
     weights = replace(DEFAULT_WEIGHTS, floor=0.0)
-    bm25 = replace(weights, evidence_bm25_b=0.75)
-    out: list[Query] = []
     for repo, (entries, asked) in enumerate(data):
         for query, view in views(entries, [q for q in asked if q.cls in ("start", "off_topic")]):
             terms = query_terms(query.text, [])
@@ -76,44 +89,53 @@ def features(data: Sequence[tuple[list[FixEntry], list[Asked]]]) -> list[Query]:
             live = np.flatnonzero(view.live)
             if live.size == 0:
                 continue
-            order = live[np.lexsort((-view.ts[live], -value[live]))][:CANDIDATES]
-            unit = max(sig.unit, 1e-9)
-            damp = max(sig.query_weight / unit, 1.0) ** weights.evidence_length_power
-            norm = view.lexical.length_norm(bm25.evidence_bm25_k1, bm25.evidence_bm25_b)
-            rel = (
-                weights.jaccard * sig.jaccard
-                + weights.coverage * sig.coverage
-                + weights.vector * np.maximum(sig.cosine, 0.0)
-            ) / weights.min_score
-            code = sig.code if sig.code is not None else np.zeros_like(value)
-            code_words = sig.code_words if sig.code_words is not None else np.zeros_like(value)
-            words = sig.words if sig.words is not None else np.zeros_like(value)
-            cols = [
-                value[order],
-                evidence(sig, weights)[order] / weights.evidence_floor,
-                rel[order],
-                words[order] / unit / damp,
-                (words * norm)[order] / unit / damp,
-                code[order] / unit / damp,
-                code_words[order] / unit / damp,
-                np.log1p(np.maximum(query.ts - view.ts[order], 0.0) / 86_400.0),
-                np.log1p(np.arange(order.size, dtype=np.float64)),
-                value[order] - value[order[0]],
-                np.log1p([len(view.entries[int(r)].files) for r in order]),
-                np.log1p(view.lexical.lengths[order]),
-                np.log1p([hot(view.entries, int(r)) for r in order]),
-                okapi(view.entries, query.text, order),
-            ]
-            out.append(
-                Query(
-                    repo,
-                    query.cls,
-                    np.stack(cols, axis=1),
-                    [(view.entries[int(r)].event_id or "?")[:SHA] for r in order],
-                    query.same_function,
-                    query.same_file,
-                )
+            order = live[np.lexsort((-view.ts[live], -value[live]))][:count]
+            yield Candidates(repo, query, view, terms, sig, value, order)
+
+
+def features(data: Sequence[tuple[list[FixEntry], list[Asked]]]) -> list[Query]:
+    weights = replace(DEFAULT_WEIGHTS, floor=0.0)
+    bm25 = replace(weights, evidence_bm25_b=0.75)
+    out: list[Query] = []
+    for c in candidates(data, CANDIDATES):
+        repo, query, view, sig, value, order = c.repo, c.query, c.view, c.sig, c.value, c.order
+        unit = max(sig.unit, 1e-9)
+        damp = max(sig.query_weight / unit, 1.0) ** weights.evidence_length_power
+        norm = view.lexical.length_norm(bm25.evidence_bm25_k1, bm25.evidence_bm25_b)
+        rel = (
+            weights.jaccard * sig.jaccard
+            + weights.coverage * sig.coverage
+            + weights.vector * np.maximum(sig.cosine, 0.0)
+        ) / weights.min_score
+        code = sig.code if sig.code is not None else np.zeros_like(value)
+        code_words = sig.code_words if sig.code_words is not None else np.zeros_like(value)
+        words = sig.words if sig.words is not None else np.zeros_like(value)
+        cols = [
+            value[order],
+            evidence(sig, weights)[order] / weights.evidence_floor,
+            rel[order],
+            words[order] / unit / damp,
+            (words * norm)[order] / unit / damp,
+            code[order] / unit / damp,
+            code_words[order] / unit / damp,
+            np.log1p(np.maximum(query.ts - view.ts[order], 0.0) / 86_400.0),
+            np.log1p(np.arange(order.size, dtype=np.float64)),
+            value[order] - value[order[0]],
+            np.log1p([len(view.entries[int(r)].files) for r in order]),
+            np.log1p(view.lexical.lengths[order]),
+            np.log1p([hot(view.entries, int(r)) for r in order]),
+            okapi(view.entries, query.text, order),
+        ]
+        out.append(
+            Query(
+                repo,
+                query.cls,
+                np.stack(cols, axis=1),
+                [(view.entries[int(r)].event_id or "?")[:SHA] for r in order],
+                query.same_function,
+                query.same_file,
             )
+        )
     return out
 
 

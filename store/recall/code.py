@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import pairwise
+from itertools import chain, pairwise
 from posixpath import splitext
 
 import numpy as np
@@ -127,8 +127,22 @@ def entry_keys(files: Iterable[str], symbols: Iterable[str]) -> frozenset[str]:
     return frozenset(keys)
 
 
+# (paths, symbols, plain words) of a chunk. Tuples, not frozensets: the memos hold tens of thousands of
+# them, and the garbage collector stops tracking a tuple of strings, not a set (docs/decisions.md, "The
+# cold tail of a 600-word recall is the garbage collector's").
+ChunkKeys = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
 def code_terms(text: str) -> CodeTerms:
     """The code a text names (see the module docstring)."""
+    # Paths, dotted names and identifiers hold no whitespace: each distinct chunk is read once (memoized,
+    # as the tokenizer's words are), which keeps a 600-word text well under a millisecond.
+    return code_terms_of(text, map(chunk_keys, set(text.split())))
+
+
+def code_terms_of(text: str, chunks: Iterable[ChunkKeys]) -> CodeTerms:
+    """``code_terms(text)`` given ``chunk_keys`` of the text's whitespace-free chunks (each at least
+    once; repeats do not matter)."""
     paths: set[str] = set()
     symbols: set[str] = set()
     words: set[str] = set()
@@ -139,9 +153,7 @@ def code_terms(text: str) -> CodeTerms:
         span_paths, span_symbols = _span_keys(span)
         paths.update(span_paths)
         symbols.update(span_symbols)
-    # Paths, dotted names and identifiers hold no whitespace: each distinct chunk is read once (memoized,
-    # as the tokenizer's words are), which keeps a 600-word text well under a millisecond.
-    found = [keys for keys in map(_chunk_keys, set(text.split())) if keys is not _NOTHING]
+    found = [keys for keys in chunks if keys is not _NOTHING]
     paths.update(*(keys[0] for keys in found))
     symbols.update(*(keys[1] for keys in found))
     words.update(*(keys[2] for keys in found))
@@ -149,19 +161,28 @@ def code_terms(text: str) -> CodeTerms:
 
 
 @lru_cache(maxsize=1 << 14)
-def _span_keys(span: str) -> tuple[frozenset[str], frozenset[str]]:
+def _span_keys(span: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(path keys, symbol keys) of the identifiers in one backticked span; memoized (spans repeat)."""
     paths: set[str] = set()
     symbols: set[str] = set()
     for ident in _IDENT.findall(span):
         symbols.update(symbol_keys(ident))
         paths.update(_segment_keys(ident))
-    return frozenset(paths), frozenset(symbols)
+    return tuple(paths), tuple(symbols)
 
 
 @lru_cache(maxsize=1 << 16)
-def _chunk_keys(chunk: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+def chunk_keys(chunk: str) -> ChunkKeys:
     """(path keys, symbol keys, plain-word keys) of one whitespace-free chunk of a text."""
+    if "/" not in chunk and "." not in chunk:  # no path, no dotted name: only words (most of prose)
+        found = [keys for ident in _IDENT.findall(chunk) if any(keys := _word_keys(ident))]
+        if len(found) < 2:  # one word (most chunks): its memoized keys as they are
+            return found[0] if found else _NOTHING
+        return (
+            tuple(dict.fromkeys(chain.from_iterable(keys[0] for keys in found))),
+            tuple(dict.fromkeys(chain.from_iterable(keys[1] for keys in found))),
+            tuple(dict.fromkeys(chain.from_iterable(keys[2] for keys in found))),
+        )
     paths: set[str] = set()
     symbols: set[str] = set()
     words: set[str] = set()
@@ -179,14 +200,14 @@ def _chunk_keys(chunk: str) -> tuple[frozenset[str], frozenset[str], frozenset[s
         words.update(ident_words)
     if not (paths or symbols or words):
         return _NOTHING
-    return frozenset(paths), frozenset(symbols), frozenset(words)
+    return tuple(paths), tuple(symbols), tuple(words)
 
 
-_NOTHING: tuple[frozenset[str], frozenset[str], frozenset[str]] = (frozenset(), frozenset(), frozenset())
+_NOTHING: ChunkKeys = ((), (), ())
 
 
 @lru_cache(maxsize=1 << 16)
-def _word_keys(ident: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def _word_keys(ident: str) -> ChunkKeys:
     """(path keys, symbol keys, plain-word keys) of one word of a text; memoized (words repeat)."""
     if is_identifier(ident):
         return tuple(_segment_keys(ident)), tuple(symbol_keys(ident)), ()

@@ -146,6 +146,7 @@ class LexicalIndex:
         *,
         min_query_words: float = 0.0,
         uncredited: Mapping[str, npt.NDArray[np.intp]] | None = None,
+        forms: Sequence[str] | None = None,
     ) -> Overlap:
         """Weighted Jaccard and coverage of the query's unique match forms against every entry.
 
@@ -154,9 +155,12 @@ class LexicalIndex:
         size): a query of one or two common words ("fix the bug in the test" is the single keyword
         ``test``) carries too little evidence to cover an entry completely. ``uncredited`` maps a match
         form to rows that hold it but get no credit for it (it still counts in the query's weight).
+        ``forms``: the query tokens' match forms without repeats, first-seen order, when the caller has
+        them (``chunks.read_text``); else they are computed from ``query_tokens``.
         """
         min_query_weight = min_query_words * idf(self.size, 1) if self.size else 0.0
-        words = unique(match_forms(unique(list(query_tokens))))  # each distinct token formed once
+        # each distinct token formed once
+        words = list(forms) if forms is not None else unique(match_forms(unique(list(query_tokens))))
         if not words or self.size == 0:
             return Overlap(np.zeros(self.size), np.zeros(self.size), np.zeros(self.size))
         known = self.packed.key_ids(words)

@@ -158,7 +158,7 @@ def reasons(
     by_idf = sorted(matched, key=lambda k: (-view.code.idf[k], k))  # ties by name: the same in every process
     symbols = [s for s in entry.symbols if any(k in matched for k in symbol_keys(s.rsplit("::", 1)[-1]))]
     paths = [k[2:] for k in by_idf if k.startswith("p:")]
-    forms = set(match_forms(terms.tokens))
+    forms = set(terms.forms or match_forms(terms.tokens))
     idf = view.lexical.idf
     words = sorted(
         {w for w in view.keyword_lists[row] if (form := _form(w)) in forms and idf.get(form, 0.0) > 0.0},

@@ -56,10 +56,19 @@ def _parts(word: str) -> list[str]:
     """The underscore and camelCase parts of one word, in order, not yet case-folded."""
     parts: list[str] = []
     for chunk in word.split("_"):
-        if chunk:
-            singular = _ACRONYM_PLURAL.sub(r"\1", chunk)
-            parts.extend(_CAMEL_BOUNDARY.sub(" ", singular).split())
+        if not chunk:
+            continue
+        if chunk.lower() == chunk:  # no capital: neither pattern can match (most words of prose)
+            parts.append(chunk)
+            continue
+        singular = _ACRONYM_PLURAL.sub(_first_group, chunk)
+        parts.extend(_CAMEL_BOUNDARY.sub(" ", singular).split())
     return parts
+
+
+def _first_group(match: re.Match[str]) -> str:
+    # A function, not the template r"\1": Python 3.11 parses a template on every ``sub`` call.
+    return match[1]
 
 
 def _keep(token: str) -> bool:
@@ -72,11 +81,11 @@ def tokenize(text: str) -> list[str]:
     """The tokens of ``text`` (see the module docstring for the rules)."""
     # A word never spans whitespace: the text's whitespace-free chunks are tokenized once each
     # (memoized; chunks repeat across a text and across texts) and their tokens concatenated.
-    return list(chain.from_iterable(map(_chunk_tokens, text.split())))
+    return list(chain.from_iterable(map(chunk_tokens, text.split())))
 
 
 @lru_cache(maxsize=1 << 16)
-def _chunk_tokens(chunk: str) -> tuple[str, ...]:
+def chunk_tokens(chunk: str) -> tuple[str, ...]:
     """The tokens of one whitespace-free chunk of a text."""
     return tuple(chain.from_iterable(map(_word_tokens, _WORD.findall(chunk))))
 

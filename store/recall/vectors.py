@@ -12,7 +12,9 @@ close (``fetchjson``/``fetch``, ``cancellationtoken``/``cancel``).
 from __future__ import annotations
 
 import hashlib
+import struct
 import threading
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -27,6 +29,10 @@ NGRAM = 3
 WORD_SHARE = 0.6  # weight of the word block against the character n-gram block
 
 Vector = npt.NDArray[np.float32]
+# word bucket, word sign, n-gram buckets, n-gram signs (int64 / float64 bytes), n-gram count
+Features = tuple[bytes, bytes, bytes, bytes, int]
+_INT64 = struct.Struct("=q")  # native order, as numpy's int64 and float64 bytes
+_FLOAT64 = struct.Struct("=d")
 Matrix = npt.NDArray[np.float32]
 
 
@@ -47,7 +53,7 @@ def _ngrams(token: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1 << 16)
-def _token_features(token: str) -> tuple[bytes, bytes, bytes, bytes, int]:
+def token_features(token: str) -> Features:
     """One token's features, packed: word bucket, word sign, n-gram buckets, n-gram signs (int64 and
     float64 bytes) and the n-gram count. Memoized, and packed so that a batch is one ``join`` away from
     a numpy array (building arrays from Python lists cost more than the hashing).
@@ -55,11 +61,11 @@ def _token_features(token: str) -> tuple[bytes, bytes, bytes, bytes, int]:
     form = match_form(token)
     word_bucket, word_sign = _bucket("w:" + form)
     grams = [_bucket(g) for g in _ngrams(form)]
-    return (
-        np.array([word_bucket], dtype=np.int64).tobytes(),
-        np.array([word_sign], dtype=np.float64).tobytes(),
-        np.array([b for b, _ in grams], dtype=np.int64).tobytes(),
-        np.array([s for _, s in grams], dtype=np.float64).tobytes(),
+    return (  # array.array, not np.array: the same machine bytes at a fifth of the cost
+        _INT64.pack(word_bucket),
+        _FLOAT64.pack(word_sign),
+        array("q", [b for b, _ in grams]).tobytes(),
+        array("d", [s for _, s in grams]).tobytes(),
         len(grams),
     )
 
@@ -89,7 +95,7 @@ def embed_many(token_lists: Sequence[Sequence[str]]) -> Matrix:
     for tokens in token_lists:
         grams = 0
         for token in tokens:
-            word_bucket, word_sign, gram_buckets, gram_signs, count = _token_features(token)
+            word_bucket, word_sign, gram_buckets, gram_signs, count = token_features(token)
             chunks[0].append(word_bucket)
             chunks[1].append(word_sign)
             chunks[2].append(gram_buckets)
@@ -125,19 +131,32 @@ def embed(tokens: Sequence[str]) -> Vector:
     ±1, integers, so the order of the additions does not change them).
     """
     counts = Counter(tokens)
-    features = [_token_features(t) for t in counts]
+    features = [token_features(t) for t in counts]
     times = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
     grams = np.fromiter((f[4] for f in features), dtype=np.int64, count=len(features))
-    packed = [(b"".join(f[0] for f in features), b"".join(f[1] for f in features), times)]
-    packed.append(
-        (b"".join(f[2] for f in features), b"".join(f[3] for f in features), np.repeat(times, grams))
+    return _blend(
+        (b"".join(f[0] for f in features), b"".join(f[1] for f in features), times),
+        (b"".join(f[2] for f in features), b"".join(f[3] for f in features), np.repeat(times, grams)),
     )
-    blocks = []
-    for bucket_bytes, sign_bytes, weight in packed:
+
+
+def embed_packed(word_buckets: bytes, word_signs: bytes, gram_buckets: bytes, gram_signs: bytes) -> Vector:
+    """``embed`` of the tokens whose ``token_features`` were joined into these four byte strings (one
+    join per field, every occurrence of a token kept: the same sums as ``embed``'s counts)."""
+    return _blend((word_buckets, word_signs, None), (gram_buckets, gram_signs, None))
+
+
+def _blend(*blocks: tuple[bytes, bytes, npt.NDArray[np.float64] | None]) -> Vector:
+    """The word block and the n-gram block (bucket bytes, sign bytes, per-feature weight), each summed
+    per bucket and L2-normalized, blended ``WORD_SHARE : 1 - WORD_SHARE``, normalized again."""
+    units = []
+    for bucket_bytes, sign_bytes, weight in blocks:
         buckets = np.frombuffer(bucket_bytes, dtype=np.int64)
-        signs = np.frombuffer(sign_bytes, dtype=np.float64) * weight
-        blocks.append(_unit(np.bincount(buckets, signs, minlength=DIM).astype(np.float64)))
-    vector: Vector = _unit(WORD_SHARE * blocks[0] + (1.0 - WORD_SHARE) * blocks[1]).astype(np.float32)
+        signs = np.frombuffer(sign_bytes, dtype=np.float64)
+        if weight is not None:
+            signs = signs * weight
+        units.append(_unit(np.bincount(buckets, signs, minlength=DIM).astype(np.float64)))
+    vector: Vector = _unit(WORD_SHARE * units[0] + (1.0 - WORD_SHARE) * units[1]).astype(np.float32)
     return vector
 
 

@@ -9,7 +9,7 @@ file, keyed by the file's identity, so a warm recall does no parsing and no toke
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from posixpath import basename
 
@@ -20,7 +20,8 @@ import orjson
 from store.entry import FixEntry
 from store.history import RegressionRule, regressions, superseded_by
 from store.paths import normalize_path, path_suffix_match
-from store.recall.code import CodeIndex, CodeTerms, code_terms, entry_keys
+from store.recall.chunks import read_text
+from store.recall.code import CodeIndex, CodeTerms, entry_keys
 from store.recall.index import LexicalIndex, idf, keywords, meaning_text, usable_index
 from store.recall.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Signals
 from store.recall.signatures import ErrorIndex, error_words, query_error_parts
@@ -409,7 +410,10 @@ class ProjectView:
                     uncredited[word] = rows[differ[rows]]
             cosine = np.where(differ, dot_rows(self.vectors, query.text_vector), cosine)
         overlap = self.lexical.overlap(
-            query.tokens, min_query_words=weights.coverage_min_words, uncredited=uncredited
+            query.tokens,
+            min_query_words=weights.coverage_min_words,
+            uncredited=uncredited,
+            forms=query.forms or None,
         )
         touched = self.file_rows(files, workspace)
         share, mass = self._file_signals(touched)
@@ -452,18 +456,18 @@ class QueryTerms:
     text_vector: Vector  # of the text's tokens alone
     error_words: frozenset[str]  # match forms found only in the error lines, not in the text
     code: CodeTerms  # the names, paths and frames the text mentions (error lines: the error signal's)
+    forms: list[str] = field(default_factory=list)  # ``tokens``' match forms, no repeats, first-seen order
 
 
 def query_terms(query: str, errors: Sequence[str]) -> QueryTerms:
-    """The ``QueryTerms`` of a query's text and the error lines it passed."""
-    text_tokens = tokenize(query)
+    """The ``QueryTerms`` of a query's text and the error lines it passed (the text read in one pass:
+    ``store.recall.chunks``)."""
+    text = read_text(query)
     error_tokens = tokenize("\n".join(map(error_words, errors)))
-    tokens = text_tokens + error_tokens
-    only_errors = (
-        frozenset(match_forms(error_tokens)) - frozenset(match_forms(unique(text_tokens)))
-        if error_tokens
-        else frozenset()
-    )
-    vector = embed(tokens)
-    code = code_terms(query)
-    return QueryTerms(tokens, vector, embed(text_tokens) if error_tokens else vector, only_errors, code)
+    if not error_tokens:
+        return QueryTerms(text.tokens, text.vector, text.vector, frozenset(), text.code, text.forms)
+    tokens = text.tokens + error_tokens
+    error_forms = match_forms(error_tokens)
+    only_errors = frozenset(error_forms) - frozenset(text.forms)
+    forms = unique([*text.forms, *error_forms])
+    return QueryTerms(tokens, embed(tokens), text.vector, only_errors, text.code, forms)
