@@ -22,6 +22,7 @@ from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import validate_event
 from store.paths import project_files
+from store.persist.fixlog import read_index
 from store.persist.rotation import plan_rotation
 from store.recall.index import build_index
 from tests.configs import fix_store
@@ -73,7 +74,7 @@ def contended_run(
     assert set(ids) == {
         e.id for e in plan_rotation(entries, cap).keep
     }  # the policy, whatever the interleaving
-    assert orjson.loads(files.index.read_bytes()) == build_index(result.entries)
+    assert read_index(files.index) == build_index(result.entries)
     fleet_counts = read_counters(client)
     assert fleet_counts.events["recorded"] == len(entries) and fleet_counts.events["duplicate"] == 0
     assert sum(fleet_counts.rotation_dropped.values()) == len(entries) - cap
