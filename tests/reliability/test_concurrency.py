@@ -66,14 +66,14 @@ def contended_run(
     ids = [orjson.loads(line)["id"] for line in lines]  # every line whole JSON
     result = fix_store(data_dir).read(OWNER, PROJECT)
     assert result.malformed == [] and not result.incomplete_tail
-    assert len(ids) == len(set(ids)) == len(result.entries) == cap
+    # with rotation slack the file keeps up to cap + slack lines; readers apply the rotation order
+    assert len(ids) == len(set(ids)) <= cap + settings.rotation_slack and len(result.entries) == cap
     assert not files.quarantine.exists()
     assert [p.name for p in files.directory.iterdir() if p.name.endswith(".tmp")] == []
 
     entries = [e for e in (extract(validate_event(t)).entry for t in turns) if e is not None]
-    assert set(ids) == {
-        e.id for e in plan_rotation(entries, cap).keep
-    }  # the policy, whatever the interleaving
+    kept = {e.id for e in plan_rotation(entries, cap).keep}
+    assert {e.id for e in result.entries} == kept <= set(ids)  # the policy, whatever the interleaving
     assert read_index(files.index) == build_index(result.entries)
     fleet_counts = read_counters(client)
     assert fleet_counts.events["recorded"] == len(entries) and fleet_counts.events["duplicate"] == 0
