@@ -3,7 +3,7 @@
 Layout (the on-disk contract)::
 
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.jsonl             the fix log
-    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.index.json        {id: [keywords...]}
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.index.json        {id: [keywords...]}, sealed
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.quarantine.jsonl  lines moved out of the log
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.lock              the default write lock
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.forgotten         ids ``forget`` deleted, one a line

@@ -28,7 +28,13 @@ from pydantic import ValidationError
 
 from store.entry import FixEntry
 from store.errors import unavailable
-from store.persist.fsio import append_durably, replace_atomically, truncate_durably
+from store.persist.fsio import (
+    append_durably,
+    overwrite_sealed,
+    read_sealed,
+    replace_atomically,
+    truncate_durably,
+)
 
 
 def _last_line(data: bytes, end: int | None = None) -> bytes:
@@ -322,17 +328,20 @@ def rewrite(
 
 
 def read_index(path: Path) -> object:
-    """The parsed index file, or None when it is missing or unreadable (it is then rebuilt)."""
+    """The parsed index file, or None when it is missing, torn or unreadable (it is then rebuilt)."""
+    body = read_sealed(path)
+    if body is None:
+        return None
     try:
-        return orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
         return None
 
 
 def write_index(path: Path, index: bytes) -> None:
-    """Replace the index file with ``index`` (JSON bytes) atomically.
+    """Overwrite the index file with ``index`` (JSON bytes), sealed, in place (``fsio.overwrite_sealed``).
 
-    Not fsynced: the index is derived, and a torn or stale one is detected (``index.usable_index``) and
-    rebuilt from the log.
+    Not fsynced, not renamed: the index is derived, and a torn, stale or older-format one is detected
+    (the seal, ``index.usable_index``) and rebuilt from the log.
     """
-    replace_atomically(path, index, durable=False)
+    overwrite_sealed(path, index)

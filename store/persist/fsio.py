@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
 import secrets
@@ -134,6 +135,54 @@ def replace_atomically(path: Path, data: bytes, *, durable: bool = True) -> None
         raise unavailable(path, exc) from exc
     if durable:
         fsync_dir(path.parent)
+
+
+_DIGEST_CHARS = 64
+
+
+def seal(body: bytes) -> bytes:
+    """``body`` with its sha256 after it (``body \n hex \n``): a derived file that ``unseal`` checks. Pure."""
+    return body + b"\n" + hashlib.sha256(body).hexdigest().encode() + b"\n"
+
+
+def unseal(data: bytes) -> bytes | None:
+    """The body ``seal`` wrapped; None when the digest does not match (torn, interleaved, unsealed). Pure."""
+    if len(data) < _DIGEST_CHARS + 2 or data[-_DIGEST_CHARS - 2 :: _DIGEST_CHARS + 1] != b"\n\n":
+        return None
+    body, digest = data[: -_DIGEST_CHARS - 2], data[-_DIGEST_CHARS - 1 : -1]
+    return body if hashlib.sha256(body).hexdigest().encode() == digest else None
+
+
+def overwrite_sealed(path: Path, body: bytes) -> None:
+    """Overwrite a derived file in place with ``seal(body)``: ``pwrite`` at 0, then cut to length, no fsync.
+
+    Not temp file + rename: a rename over an existing file makes ext4 flush the new file's data first
+    (``auto_da_alloc``), 0.4-3 ms a write on this project's bench machines against ~0.02 ms in place. A
+    reader racing the write, or a crash in it, finds the digest wrong (``unseal``) and rebuilds the file
+    from the log. Raises StoreUnavailable naming the path.
+    """
+    data = seal(body)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    try:
+        written = os.pwrite(fd, data, 0)
+        if written != len(data):
+            raise OSError(0, f"short write: {written} of {len(data)} bytes")
+        os.ftruncate(fd, len(data))
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    finally:
+        os.close(fd)
+
+
+def read_sealed(path: Path) -> bytes | None:
+    """The body of a file ``overwrite_sealed`` wrote; None when missing, unreadable, torn or not sealed."""
+    try:
+        return unseal(path.read_bytes())
+    except OSError:
+        return None
 
 
 def truncate_durably(path: Path, size: int) -> None:

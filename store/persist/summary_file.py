@@ -7,10 +7,11 @@ Rules this module obeys:
   offset it was at: what ``store.persist.fixlog`` trusts its parse cache by). A missing, torn, unreadable,
   older-format or stale file (a crash between the log write and this one, a writer of an older version,
   a log edited by hand) is not an error: the caller summarizes the log again.
-- It is written in place (``pwrite`` at 0, then cut to length; no fsync) and ends with the sha256 of
-  what precedes it, so a torn or interleaved write is found by its checksum. Not temp file + rename: a
-  rename over an existing file makes ext4 flush the new file's data first (``auto_da_alloc``), 2-3 ms an
-  append on this machine's disk against 0.01 ms in place (``bench/summary_ab.py``'s notes).
+- It is written in place and sealed (``fsio.overwrite_sealed``: ``pwrite`` at 0, cut to length, no fsync,
+  the sha256 of the body after it), so a torn or interleaved write is found by its checksum. Not temp
+  file + rename: a rename over an existing file makes ext4 flush the new file's data first
+  (``auto_da_alloc``), 2-3 ms an append on this machine's disk against 0.01 ms in place
+  (``bench/summary_ab.py``'s notes). The index file is written the same way.
 - Writers write it under the project's write lock after the log. A reader that had to summarize the
   log again writes it too, without the lock: a summary it writes for bytes that changed meanwhile
   carries their stamp, so it is found stale; a write interleaved with a writer's fails its checksum.
@@ -28,10 +29,10 @@ import orjson
 
 from store.errors import unavailable
 from store.persist.fixlog import Snapshot, pread_all
+from store.persist.fsio import overwrite_sealed, seal, unseal
 from store.summary import LogSummary
 
 VERSION: Final = 1
-_DIGEST_CHARS: Final = 64
 
 
 @dataclass(frozen=True)
@@ -83,22 +84,23 @@ class Stamp:
         return hashlib.sha256(probe).hexdigest() == self.probe_sha256
 
 
-def encode(stamp: Stamp, summary: LogSummary) -> bytes:
-    """The file's bytes for ``summary`` of the log bytes ``stamp`` names. Pure."""
+def _body(stamp: Stamp, summary: LogSummary) -> bytes:
     log = {
         "dev": stamp.dev, "ino": stamp.ino, "size": stamp.size, "mtime_ns": stamp.mtime_ns,
         "complete_len": stamp.complete_len, "probe_len": stamp.probe_len, "probe_sha256": stamp.probe_sha256,
     }  # fmt: skip
-    body = orjson.dumps({"v": VERSION, "log": log, "summary": summary.to_json()})
-    return body + b"\n" + hashlib.sha256(body).hexdigest().encode() + b"\n"
+    return orjson.dumps({"v": VERSION, "log": log, "summary": summary.to_json()})
+
+
+def encode(stamp: Stamp, summary: LogSummary) -> bytes:
+    """The file's bytes for ``summary`` of the log bytes ``stamp`` names (sealed: ``fsio.seal``). Pure."""
+    return seal(_body(stamp, summary))
 
 
 def decode(data: bytes) -> tuple[Stamp, LogSummary] | None:
     """What ``encode`` wrote; None for anything else (torn, interleaved, another version). Pure."""
-    body, digest = data[: -_DIGEST_CHARS - 2], data[-_DIGEST_CHARS - 1 : -1]
-    if data[-_DIGEST_CHARS - 2 :: _DIGEST_CHARS + 1] != b"\n\n":
-        return None
-    if hashlib.sha256(body).hexdigest().encode() != digest:
+    body = unseal(data)
+    if body is None:
         return None
     try:
         obj = orjson.loads(body)
@@ -131,21 +133,6 @@ def read_summary(path: Path, log: Path) -> tuple[Stamp, LogSummary] | None:
 
 
 def write_summary(path: Path, stamp: Stamp, summary: LogSummary) -> None:
-    """Overwrite the summary file in place (no fsync: it is checked against the log when read).
-
-    Raises StoreUnavailable naming the path.
-    """
-    data = encode(stamp, summary)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise unavailable(path, exc) from exc
-    try:
-        written = os.pwrite(fd, data, 0)
-        if written != len(data):
-            raise OSError(0, f"short write: {written} of {len(data)} bytes")
-        os.ftruncate(fd, len(data))
-    except OSError as exc:
-        raise unavailable(path, exc) from exc
-    finally:
-        os.close(fd)
+    """Overwrite the summary file in place (``fsio.overwrite_sealed``; no fsync: it is checked against the
+    log when read). Raises StoreUnavailable naming the path."""
+    overwrite_sealed(path, _body(stamp, summary))

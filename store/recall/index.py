@@ -1,6 +1,7 @@
 """The keyword index and its arithmetic: what an entry is indexed under, IDF-weighted overlap. Pure.
 
-On disk the index is ``{id: [keywords...]}`` (``<project-safe>.index.json``); an entry's keywords are the
+On disk the index is ``{id: [keywords...]}`` sealed with its sha256 (``<project-safe>.index.json``,
+``store.persist.fsio.seal``); an entry's keywords are the
 unique tokens of its task, solution, errors and symbols. In memory, ``LexicalIndex`` turns the keyword
 lists into postings (token → rows), so a query's overlap with every entry is a few vectorized
 scatter-adds, weighted by BM25's inverse document frequency ``idf(t) = ln(1 + (n - df + 0.5) / (df +

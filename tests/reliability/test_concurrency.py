@@ -22,6 +22,7 @@ from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import validate_event
 from store.paths import project_files
+from store.persist.fixlog import read_index
 from store.persist.rotation import plan_rotation
 from store.recall.index import build_index
 from tests.configs import fix_store
@@ -65,15 +66,15 @@ def contended_run(
     ids = [orjson.loads(line)["id"] for line in lines]  # every line whole JSON
     result = fix_store(data_dir).read(OWNER, PROJECT)
     assert result.malformed == [] and not result.incomplete_tail
-    assert len(ids) == len(set(ids)) == len(result.entries) == cap
+    # with rotation slack the file keeps up to cap + slack lines; readers apply the rotation order
+    assert len(ids) == len(set(ids)) <= cap + settings.rotation_slack and len(result.entries) == cap
     assert not files.quarantine.exists()
     assert [p.name for p in files.directory.iterdir() if p.name.endswith(".tmp")] == []
 
     entries = [e for e in (extract(validate_event(t)).entry for t in turns) if e is not None]
-    assert set(ids) == {
-        e.id for e in plan_rotation(entries, cap).keep
-    }  # the policy, whatever the interleaving
-    assert orjson.loads(files.index.read_bytes()) == build_index(result.entries)
+    kept = {e.id for e in plan_rotation(entries, cap).keep}
+    assert {e.id for e in result.entries} == kept <= set(ids)  # the policy, whatever the interleaving
+    assert read_index(files.index) == build_index(result.entries)
     fleet_counts = read_counters(client)
     assert fleet_counts.events["recorded"] == len(entries) and fleet_counts.events["duplicate"] == 0
     assert sum(fleet_counts.rotation_dropped.values()) == len(entries) - cap

@@ -21,6 +21,7 @@ from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import validate_event
 from store.paths import project_files
+from store.persist.fixlog import read_index
 from store.persist.rotation import plan_rotation
 from store.recall.index import build_index
 from tests.configs import fix_store
@@ -99,7 +100,7 @@ def test_a_worker_killed_mid_rotation_leaves_the_log_whole(
     assert len(final) == CAP and set(final) == kept  # exactly what one rotation of all 30 keeps
     files = project_files(data_dir / "fix_memory", OWNER, PROJECT)
     result = fix_store(data_dir).read(OWNER, PROJECT)
-    assert orjson.loads(files.index.read_bytes()) == build_index(result.entries)
+    assert read_index(files.index) == build_index(result.entries)
     leftovers = sorted(p.name for p in files.directory.iterdir() if p.name.endswith(".tmp"))
     assert leftovers == [], f"temp files of the killed rotation were left behind: {leftovers}"
     print(f"\n{point}: killed mid-rotation; log whole at the kill ({len(at_kill)} entries) and after "

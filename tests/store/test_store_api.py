@@ -9,13 +9,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
-import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from store import FixEntry, FixStore, InvalidEntry, InvalidKey
 from store.paths import owner_dir, project_files
+from store.persist.fixlog import read_index
 from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
 
@@ -141,8 +141,8 @@ def test_forget_across_projects_touches_only_that_entry(data_dir: Path) -> None:
     assert [e.task for e in store.read(OWNER, "/two").entries] == ["two 10", "two 12"]
     assert one_log.read_bytes() == one_before
     assert {p.name: p.read_bytes() for p in bob_dir.iterdir()} == bob_before
-    index = orjson.loads(project_files(data_dir / "fix_memory", OWNER, "/two").index.read_bytes())
-    assert two[1].id not in index and len(index) == 2
+    index = read_index(project_files(data_dir / "fix_memory", OWNER, "/two").index)
+    assert isinstance(index, dict) and two[1].id not in index and len(index) == 2
     assert store.recall(OWNER, "/two", "two 11") == [] or all(
         r.entry.id != two[1].id for r in store.recall(OWNER, "/two", "two 11")
     )

@@ -11,6 +11,7 @@ import pytest
 
 from store import FixStore
 from store.paths import project_files
+from store.persist.fixlog import read_index
 from store.persist.summary_file import read_summary
 from store.recall.index import build_index
 from store.summary import summarize
@@ -77,7 +78,7 @@ def test_eight_processes_appending_200_entries_each(data_dir: Path) -> None:
     assert result.malformed == [] and not result.incomplete_tail
     expected = {make_entry(f"{w}-{i}").id for w in range(WRITERS) for i in range(PER_WRITER)}
     assert set(ids) == expected
-    assert orjson.loads(files.index.read_bytes()) == build_index(result.entries)
+    assert read_index(files.index) == build_index(result.entries)
     assert not files.quarantine.exists()
     written = read_summary(files.summary, files.log)  # the last writer's, under the lock: of the final log
     assert written is not None and written[1] == summarize(result.entries)

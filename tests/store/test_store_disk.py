@@ -10,6 +10,7 @@ import orjson
 from store import FixStore
 from store.paths import ProjectFiles, project_files
 from store.persist import fixlog
+from store.persist.fsio import seal
 from store.recall.index import build_index
 from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
@@ -124,16 +125,25 @@ def test_the_index_is_refreshed_after_every_write(data_dir: Path) -> None:
     store = FixStore(data_dir, cap=3)
     index = _files(data_dir).index
 
-    def on_disk() -> dict[str, list[str]]:
-        loaded: dict[str, list[str]] = orjson.loads(index.read_bytes())
-        return loaded
+    def on_disk() -> object:
+        return fixlog.read_index(index)
 
     store.append(OWNER, PROJECT, [make_entry(1, "login timeout"), make_entry(2, "pool exhausted")])
     assert on_disk() == build_index(store.read(OWNER, PROJECT).entries)
     store.append(OWNER, PROJECT, [make_entry(3, "cache stale"), make_entry(4, "parser crash")])  # rotates
-    assert on_disk() == build_index(store.read(OWNER, PROJECT).entries) and len(on_disk()) == 3
-    store.forget(OWNER, make_entry(4).id)
-    assert on_disk() == build_index(store.read(OWNER, PROJECT).entries) and len(on_disk()) == 2
+    assert (
+        on_disk()
+        == build_index(store.read(OWNER, PROJECT).entries)
+        == build_index(
+            [make_entry(2, "pool exhausted"), make_entry(3, "cache stale"), make_entry(4, "parser crash")]
+        )
+    )
+    store.forget(OWNER, make_entry(4).id)  # shorter than the file it overwrites in place
+    assert (
+        on_disk()
+        == build_index(store.read(OWNER, PROJECT).entries)
+        == build_index([make_entry(2, "pool exhausted"), make_entry(3, "cache stale")])
+    )
 
 
 def test_recall_reads_the_index_when_it_matches_the_log(data_dir: Path) -> None:
@@ -142,7 +152,7 @@ def test_recall_reads_the_index_when_it_matches_the_log(data_dir: Path) -> None:
     store.append(OWNER, PROJECT, [entry])
     index = _files(data_dir).index
     # Same ids, other keywords: a store that reads the index finds the entry by them.
-    index.write_bytes(orjson.dumps({entry.id: ["zanzibar", "quokka"]}))
+    fixlog.write_index(index, orjson.dumps({entry.id: ["zanzibar", "quokka"]}))
     hits = fix_store(data_dir).recall(OWNER, PROJECT, "zanzibar quokka")
     assert [h.entry.id for h in hits] == [entry.id]
 
@@ -155,7 +165,17 @@ def test_a_missing_or_inconsistent_index_is_rebuilt_from_the_log(data_dir: Path)
     expected = [h.entry.id for h in fix_store(data_dir).recall(OWNER, PROJECT, "login timeout")]
     assert expected == [entries[0].id]
 
-    for broken in (None, b"{not json", orjson.dumps({entries[0].id: ["zanzibar"]}), orjson.dumps([1, 2])):
+    stale = orjson.dumps({entries[0].id: ["zanzibar"], entries[1].id: ["zanzibar"]})
+    torn = seal(stale)[:-10] + b"0123456789"  # an overwrite in place cut short, or racing a reader
+    broken_ones = (
+        None,
+        seal(b"{not json"),
+        seal(orjson.dumps({entries[0].id: ["zanzibar"]})),  # not the log's ids
+        seal(orjson.dumps([1, 2])),
+        stale,  # an older version's unsealed index, or a hand edit
+        torn,
+    )
+    for broken in broken_ones:
         if broken is None:
             index.unlink()
         else:
@@ -164,7 +184,7 @@ def test_a_missing_or_inconsistent_index_is_rebuilt_from_the_log(data_dir: Path)
         assert [h.entry.id for h in fresh.recall(OWNER, PROJECT, "login timeout")] == expected
         assert fresh.recall(OWNER, PROJECT, "zanzibar") == []  # the stale keyword is not trusted
         fresh.repair(OWNER, PROJECT)
-        assert orjson.loads(index.read_bytes()) == build_index(entries)
+        assert fixlog.read_index(index) == build_index(entries)
 
 
 def test_a_second_store_sees_every_change_of_the_first(data_dir: Path) -> None:
