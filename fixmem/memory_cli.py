@@ -15,9 +15,10 @@ from fixmem.errors import CliError, ExitCode
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_K, MAX_QUERY_CHARS
 from fixmem.options import data_dir_option, load_settings, owner_option, redis_url_option, require_owner
 from ingest.project_key import project_key_for
-from store import FixStore, Stats, fit_query, prompt_block
+from store import FixStore, fit_query, prompt_block
 from store.catalog import nearest_first
 from store.paths import canonical_key
+from store.summary import LogSummary
 
 project_option = click.option(
     "--project",
@@ -139,12 +140,12 @@ def _last_activity(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts))
 
 
-def projects_table(listed: list[Stats]) -> str:
+def projects_table(listed: list[LogSummary]) -> str:
     """The projects as an aligned text table: key, fixes, outcome shares, last activity."""
     header = ("project", "fixes", "fixed", "partial", "unverified", "last activity")
     rows = [
         (
-            s.project,
+            s.project or "",
             str(s.total),
             *(f"{s.ratios[o]:.0%}" for o in ("fixed", "partial", "unverified")),
             _last_activity(s.newest_ts),
@@ -170,7 +171,7 @@ def projects_command(*, owner: str | None, as_json: bool, data_dir: Path | None)
     settings = load_settings(data_dir=data_dir, owner=owner)
     owner = require_owner(settings)
     store = wiring.make_store(settings, None)
-    listed = store.project_stats(owner)
+    listed = store.summaries(owner)  # the summary files: no log parsed while they hold
     if as_json:
         click.echo(json.dumps({"owner": owner, "projects": [project_summary(s) for s in listed]}, indent=2))
     elif listed:
@@ -179,7 +180,7 @@ def projects_command(*, owner: str | None, as_json: bool, data_dir: Path | None)
         click.echo(f"(owner {owner!r} has no project in {store.root})", err=True)
 
 
-def project_summary(stats: Stats) -> dict[str, object]:
+def project_summary(stats: LogSummary) -> dict[str, object]:
     """One project of the listing as JSON: key, counts, ratios, first and last activity (unix seconds)."""
     return {
         "project": stats.project,

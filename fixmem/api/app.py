@@ -242,7 +242,7 @@ def stats(ctx: Ctx, who: Owner, key: ProjectKey) -> StatsOut:
 def projects(ctx: Ctx, who: Owner) -> ProjectsOut:
     """The token owner's projects that hold a fix: counts, outcome ratios, first and last activity."""
     with store_errors():
-        return projects_out(ctx.store.project_stats(who))
+        return projects_out(ctx.store.summaries(who))
 
 
 @router.delete("/api/fix-memory/{entry_id}", response_model=ForgetOut, responses=_ERRORS, tags=TAGS)

@@ -10,6 +10,7 @@ from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH
 from ingest.schema import MAX_PROJECT_KEY_CHARS
 from store import FixEntry, Stats
 from store.redact import redact
+from store.summary import LogSummary
 
 
 class RecallIn(BaseModel):
@@ -116,12 +117,12 @@ class ProjectsOut(BaseModel):
     projects: list[ProjectOut]
 
 
-def projects_out(listed: list[Stats]) -> ProjectsOut:
-    """The listing of ``FixStore.project_stats`` as a response body."""
+def projects_out(listed: list[LogSummary]) -> ProjectsOut:
+    """The listing of ``FixStore.summaries`` (each project's summary file: no log parsed) as a body."""
     return ProjectsOut(
         projects=[
             ProjectOut(
-                project=s.project,
+                project=s.project or "",
                 total=s.total,
                 by_outcome=dict(s.by_outcome),
                 ratios=dict(s.ratios),

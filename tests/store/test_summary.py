@@ -207,6 +207,27 @@ def test_projects_come_from_the_summaries(tmp_path: Path, monkeypatch: pytest.Mo
     assert _store(tmp_path).projects(OWNER) == sorted([PROJECT, "/srv/other"])
 
 
+def test_the_listing_fixmem_projects_and_the_api_give_reads_no_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fixmem projects`` and ``GET /api/projects`` list ``summaries``: the same figures as the stats
+    of the parsed logs, with no log parsed while the summary files hold."""
+    store = _store(tmp_path)
+    store.append(OWNER, PROJECT, [_entry(0), _entry(1, "partial", 2e9)])
+    store.append(OWNER, "/srv/other", [make_entry(2, "other", project="/srv/other", outcome="unverified")])
+    stats = [
+        (s.project, s.total, s.by_outcome, s.ratios, s.oldest_ts, s.newest_ts)
+        for s in store.project_stats(OWNER)
+    ]
+
+    def no_parse(*_: object) -> None:
+        raise AssertionError("a log was parsed")
+
+    monkeypatch.setattr("store.api.fixlog.read_snapshot", no_parse)
+    listed = _store(tmp_path).summaries(OWNER)
+    assert [(s.project, s.total, s.by_outcome, s.ratios, s.oldest_ts, s.newest_ts) for s in listed] == stats
+
+
 # -- any sequence of writes ----------------------------------------------------------------------------
 
 operations = st.lists(
