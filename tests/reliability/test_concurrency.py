@@ -64,7 +64,7 @@ def contended_run(
     assert raw.endswith(b"\n")
     lines = raw.split(b"\n")[:-1]
     ids = [orjson.loads(line)["id"] for line in lines]  # every line whole JSON
-    result = fix_store(data_dir).read(OWNER, PROJECT)
+    result = fix_store(data_dir, cap=cap).read(OWNER, PROJECT)  # a reader rotates to its own cap
     assert result.malformed == [] and not result.incomplete_tail
     # with rotation slack the file keeps up to cap + slack lines; readers apply the rotation order
     assert len(ids) == len(set(ids)) <= cap + settings.rotation_slack and len(result.entries) == cap
