@@ -212,9 +212,7 @@ class FixStore:
             rows = None
             if should_rotate(len(entries), self.cap):  # lines a writer with slack left past the cap
                 plan = plan_rotation(entries, self.cap)
-                gone = {e.id for e in plan.drop}
-                rows = [i for i, e in enumerate(entries) if e.id not in gone]
-                entries = plan.keep
+                rows, entries = plan.kept_rows, plan.keep
             index = fixlog.read_index(files.index) if entries else None
             view = ProjectView(entries, index=index, regression_rule=self._rule)
             current = _Cached(snapshot, view, rows=None if rows is None else tuple(rows))
@@ -228,8 +226,7 @@ class FixStore:
         view = cached.view
         if not should_rotate(len(view.entries), self.cap):
             return cached
-        gone = {e.id for e in plan_rotation(view.entries, self.cap).drop}
-        keep = [i for i, e in enumerate(view.entries) if e.id not in gone]
+        keep = plan_rotation(view.entries, self.cap).kept_rows
         rows = cached.line_rows()
         return _Cached(cached.snapshot, view.subset(keep), None, tuple(rows[i] for i in keep))
 
@@ -540,9 +537,7 @@ class FixStore:
         rows: Sequence[int] = range(len(grown.entries))
         if should_rotate(len(grown.entries), self.cap):
             plan = plan_rotation(grown.entries, self.cap)
-            dropped = plan.drop
-            gone = {e.id for e in plan.drop}
-            rows = [i for i, e in enumerate(grown.entries) if e.id not in gone]
+            dropped, rows = plan.drop, plan.kept_rows
         # Rotation with slack: the lines stay on disk until the log would hold more than cap + slack (or a
         # new entry has the id of a line past the cap: a replayed turn rotation dropped); readers rotate.
         past_cap = snapshot.ids.difference(view.rows) if len(snapshot.entries) > len(view.entries) else set()

@@ -22,6 +22,7 @@ class RotationPlan:
 
     keep: list[FixEntry]
     drop: list[FixEntry]
+    kept_rows: list[int]  # the position in the input of each entry of ``keep``
 
 
 def should_rotate(count: int, cap: int) -> bool:
@@ -38,12 +39,14 @@ def plan_rotation(entries: Sequence[FixEntry], cap: int) -> RotationPlan:
         raise ValueError(f"cap must be >= 0, got {cap}")
     excess = len(entries) - cap
     if excess <= 0:
-        return RotationPlan(keep=list(entries), drop=[])
+        return RotationPlan(keep=list(entries), drop=[], kept_rows=list(range(len(entries))))
     # The `excess` lowest by (verified, ts, id): a total order, so this is the head of the full sort, at
     # O(n log excess) instead of O(n log n) (an append at the cap drops a batch's worth of a 500-line log).
     keys = [(e.outcome != "unverified", e.ts, e.id) for e in entries]
     dropped = set(heapq.nsmallest(excess, range(len(entries)), key=keys.__getitem__))
+    kept_rows = [i for i in range(len(entries)) if i not in dropped]
     return RotationPlan(
-        keep=[e for i, e in enumerate(entries) if i not in dropped],
+        keep=[entries[i] for i in kept_rows],
         drop=[e for i, e in enumerate(entries) if i in dropped],
+        kept_rows=kept_rows,
     )

@@ -76,6 +76,7 @@ def test_rotation_invariants(entries: list[FixEntry], cap: int) -> None:
     assert Counter(e.id for e in plan.keep + plan.drop) == Counter(e.id for e in entries)
     position = {e.id: i for i, e in enumerate(entries)}
     assert [position[e.id] for e in plan.keep] == sorted(position[e.id] for e in plan.keep)
+    assert [entries[i] for i in plan.kept_rows] == plan.keep  # where each kept entry stood
     if any(e.outcome != "unverified" for e in plan.drop):
         assert all(e.outcome != "unverified" for e in plan.keep)  # no fix dropped while unverified remain
     kept_verified = [e.ts for e in plan.keep if e.outcome != "unverified"]
