@@ -157,7 +157,7 @@ def overwrite_sealed(path: Path, body: bytes) -> None:
     """Overwrite a derived file in place with ``seal(body)``: ``pwrite`` at 0, then cut to length, no fsync.
 
     Not temp file + rename: a rename over an existing file makes ext4 flush the new file's data first
-    (``auto_da_alloc``), 0.4-3 ms a write on this project's bench machines against ~0.02 ms in place. A
+    (``auto_da_alloc``: ``bench/summary_ab.py``'s notes), where a write in place costs no flush. A
     reader racing the write, or a crash in it, finds the digest wrong (``unseal``) and rebuilds the file
     from the log. Raises StoreUnavailable naming the path.
     """
