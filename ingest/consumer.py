@@ -57,6 +57,7 @@ log = logging.getLogger("fixmem.ingest.consumer")
 # The job function, by import path (ingest imports no workers); named for stream-id batches.
 PROCESS_BATCH = "workers.jobs.process_stream_batch"
 PRESSURED_POLL_SECONDS = 0.05  # how often a paused consumer checks the queues again (one LLEN pipeline)
+LONG_PAUSE_SECONDS = 5.0  # a backpressure pause this long is logged at INFO when it ends (shorter: DEBUG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +151,7 @@ class Consumer:
             if config.job_retries > 0
             else None
         )
-        self._pressured: set[str] = set()
+        self._pressured: dict[str, float] = {}  # paused queue -> when the pause began (monotonic)
         self._lengths: dict[str, int] = {}  # queue -> jobs, as of the last backpressure check
 
     # -- the loop ---------------------------------------------------------------------------------
@@ -325,15 +326,21 @@ class Consumer:
             self._lengths[route.queue] = int(length)
             if int(length) > self.config.backpressure_jobs:
                 if route.queue not in self._pressured:
-                    log.info(
+                    log.debug(
                         "backpressure: queue %s holds %d jobs (> %d): pausing reads of %s",
                         route.queue, length, self.config.backpressure_jobs, route.stream,
                     )  # fmt: skip
-                    self._pressured.add(route.queue)
+                    self._pressured[route.queue] = time.monotonic()
                 continue
             if route.queue in self._pressured:
-                log.info("backpressure over: queue %s is down to %d jobs", route.queue, length)
-                self._pressured.discard(route.queue)
+                paused = time.monotonic() - self._pressured.pop(route.queue)
+                # Short pauses are the normal rhythm under load (hundreds a minute at half capacity); a
+                # long one means the workers fall behind, and that is worth a line.
+                log.log(
+                    logging.INFO if paused >= LONG_PAUSE_SECONDS else logging.DEBUG,
+                    "backpressure over after %.1f s: queue %s is down to %d jobs",
+                    paused, route.queue, length,
+                )  # fmt: skip
             open_routes.append(route)
         return open_routes
 

@@ -13,7 +13,7 @@ from rq.serializers import JSONSerializer
 
 from ingest import keys
 from ingest.batching import StreamEntry
-from ingest.consumer import PRESSURED_POLL_SECONDS, Consumer, ConsumerConfig, _BurstWait
+from ingest.consumer import LONG_PAUSE_SECONDS, PRESSURED_POLL_SECONDS, Consumer, ConsumerConfig, _BurstWait
 from ingest.publish import publish_many
 from tests import configs
 from tests.ingest.turns import turn
@@ -220,6 +220,25 @@ def test_backpressure_pauses_reading_until_the_queue_drains(redis_client: redis.
     assert redis_client.xinfo_groups(keys.DEFAULT_STREAM)[0]["last-delivered-id"] == b"0-0"  # unread
     redis_client.delete(live.key)
     assert consumer.cycle(block=False) == 5
+
+
+def test_a_short_backpressure_pause_logs_no_info_line_and_a_long_one_does(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At half capacity the queue crosses the threshold hundreds of times a minute: one INFO line per
+    crossing buried the log (684 lines in a 30 s run of bench.latency)."""
+    consumer = Consumer(redis_client, config(backpressure_jobs=2))
+    consumer.setup()
+    caplog.set_level(logging.INFO, logger="fixmem.ingest.consumer")
+    for paused_for in (0.0, LONG_PAUSE_SECONDS + 1):
+        live = waiting_jobs(redis_client, 3)
+        assert consumer.cycle(block=False) == 0  # paused
+        consumer._pressured[live.name] -= paused_for  # as if the pause had begun that long ago
+        redis_client.delete(live.key)
+        consumer.cycle(block=False)  # resumed
+    infos = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert len(infos) == 1, infos
+    assert infos[0].startswith(f"backpressure over after {LONG_PAUSE_SECONDS + 1:.1f} s")
 
 
 def test_while_live_is_paused_the_backfill_read_blocks_only_as_long_as_a_poll(
