@@ -135,8 +135,9 @@ profile.disable()
 stats = pstats.Stats(profile).stats
 def inclusive(name, where):
     return sum(v[3] for k, v in stats.items() if k[2] == name and k[0].endswith(where))
-total = inclusive("extract", "extraction/turn.py")
-print(json.dumps({name: round(inclusive(name, where) / total, 3) for name, where in steps.items()}))
+total = inclusive("extract", "extraction/turn.py")  # 0 for a compiled core: cProfile sees no frames in it
+shares = {name: round(inclusive(name, where) / total, 3) for name, where in steps.items()} if total else {}
+print(json.dumps(shares))
 """
 
 

@@ -19,6 +19,7 @@ from fixmem.errors import CliError, ExitCode
 from fixmem.options import data_dir_option, load_settings, redis_url_option, verbose_option
 from fixmem.up import install_stop_signals, run_up
 from ingest.consumer import Consumer
+from workers.extraction import compiled
 from workers.jobs import install
 from workers.worker import run_worker, worker_name
 
@@ -150,6 +151,9 @@ def worker_command(
     stop = threading.Event()
     _exit_with_parent(parent_pid, stop, signal_self=True)
     options = wiring.worker_options(settings, name=name)
-    log.info("worker %s on %s, data in %s", name, ", ".join(options.queues), settings.data_dir)
+    log.info(
+        "worker %s on %s, data in %s, extraction %s",
+        name, ", ".join(options.queues), settings.data_dir, "compiled" if compiled() else "pure Python",
+    )  # fmt: skip
     level = "INFO" if verbose else "WARNING"
     run_worker(client, options, burst=burst, max_jobs=max_jobs, stop=stop, logging_level=level)

@@ -284,6 +284,9 @@ def test_dockerfile_installs_every_package_and_runs_a_real_command() -> None:
     assert {"fixmem", "ingest", "workers", "store", "evals"} <= set(packages)
     for package in packages:
         assert f"COPY {package} ./{package}" in text
+    # the image runs the compiled extraction core (setup.py), built in a stage that has the compiler
+    assert "COPY pyproject.toml setup.py README.md ./" in text
+    assert "FIXMEM_COMPILE=1 pip wheel" in text and "COPY --from=build /wheels /wheels" in text
     entrypoint = json.loads(re.search(r"^ENTRYPOINT (.+)$", text, re.M).group(1))  # type: ignore[union-attr]
     cmd = json.loads(re.search(r"^CMD (.+)$", text, re.M).group(1))  # type: ignore[union-attr]
     assert entrypoint == ["fixmem"]

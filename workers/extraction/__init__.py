@@ -11,7 +11,13 @@ envelopes), ``paths`` (workspace-relative paths), ``files`` (files touched + sym
 from __future__ import annotations
 
 from store.errorsig import normalize_error
+from workers.extraction import turn
 from workers.extraction.limits import Limits
 from workers.extraction.turn import EXTRACTOR_VERSION, Extracted, SkipReason, extract
 
-__all__ = ["EXTRACTOR_VERSION", "Extracted", "Limits", "SkipReason", "extract", "normalize_error"]
+__all__ = ["EXTRACTOR_VERSION", "Extracted", "Limits", "SkipReason", "compiled", "extract", "normalize_error"]
+
+
+def compiled() -> bool:
+    """Whether the core runs as C extensions (a ``FIXMEM_COMPILE=1`` build, ``setup.py``), not Python."""
+    return not str(turn.__file__).endswith(".py")
