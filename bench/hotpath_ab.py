@@ -1,19 +1,21 @@
-"""Issue 21's A/B: end-to-end events/s and CPU per event by stage, an old tree against this one, same run.
+"""End-to-end A/B of two git refs in one run: events/s and CPU per event by role, alternating rounds.
 
-Run: ``python -m bench.hotpath_ab --old DIR [--rounds R] [--events N] [--small N] [--write]``, where ``DIR``
-holds a checkout of the tree to compare against (``git archive main | tar -x -C DIR``). Each round runs,
-for each tree in turn (the order alternates between rounds, so a change of the machine's load does not
-favour one side), ``bench.throughput.pipeline_run`` in a child process whose ``PYTHONPATH`` and working
-directory are that tree: an idle fleet (embedded Redis, a consumer, 2 workers) takes ``--events`` realistic
-~25 KB turns (``bench.events``), ``--small`` small ~1.2 KB turns (``bench.pipeline_bench.make_event``) and
-``--turn4k`` ~4 KB turns (the small ones, each with a ~2.9 KB file read first).
-CPU is the processes' own (``/proc``: user + system) from the fleet's ready moment to the last event counted
-(start-up and imports excluded), split by role (consumer, worker, redis), per event, and Redis's own
-``INFO cpu`` and AOF bytes written per event (AOF rewrites off during the run);
-the machine is shared, so CPU per event is the figure to compare, events/s only within a round. With
-``--write`` the rounds go to ``bench/results/<--name>.json`` (``hotpath_ab``). Each round also runs
-``--baseline`` mix events through RQ's ``SimpleWorker``, one job per event (``bench.baseline``), with as
-many workers, in this tree.
+Run: ``python -m bench.hotpath_ab --refs OLD NEW [--rounds 6] [--events 20000] [--projects 200]
+[--workers 2] [--write] [--name hotpath_ab]``. ``NEW`` may be ``WORKTREE`` (the checkout as it is on disk).
+
+Each ref is built once (``bench.refs``: ``git archive`` of the commit and a venv with the package
+installed from it as a user installs it) and each round runs the same fleet for both refs, the order
+alternating between rounds so a change of the machine's load does not favour one side
+(``bench/ab_fleet.py``: one ``redis-server`` — the same binary for both — ``fixmem ingest`` and ``fixmem
+worker`` × W, each ref's own commands). The events are the same bytes for both: ``--events`` ~4 KB turns
+(a small realistic turn, ``bench.pipeline_bench.make_event``, whose agent first read a ~2.9 KB file) over
+``--projects`` projects, written once to a file.
+
+Per figure the result gives each ref's median and range over rounds, the change (new / old - 1) of the
+medians, the paired changes (each round's new against the same round's old) and ``beyond_spread``: every
+paired change has the same sign and the medians' change is larger than either side's spread (max - min
+over its median). Figures: events/s end to end; CPU ms per event of the consumer, the workers (summed)
+and Redis (its own ``INFO cpu``); and all processes together.
 """
 
 from __future__ import annotations
@@ -21,190 +23,125 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
-import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from bench.common import load_average, machine, versions, write_result
+from bench.pipeline_bench import make_event
+from bench.refs import Built, built
+from fixmem.redis_server import redis_server_binary
 
 ROOT = Path(__file__).resolve().parent.parent
+FLEET = (ROOT / "bench" / "ab_fleet.py").read_text()
 ROLES = ("consumer", "worker", "redis")
 
-# Runs in the child, inside the tree under test: only names both trees have. CPU is counted from the
-# moment the fleet is idle and ready (process start-up and imports excluded) until every event is counted.
-_CHILD = """
-import json, shutil, sys, tempfile, time
-from pathlib import Path
-import redis
-from bench.backfill_bench import pipeline
-from bench.common import cpu_seconds, load_average
-from bench.events import make_events
-from bench.pipeline_bench import make_event
-from fixmem.settings import Settings
-from workers.counters import read_counters
-kind, n, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def padded(i):  # a small turn whose agent first read a ~2.9 KB file: ~4 KB on the wire
-    event = json.loads(make_event(i, 50))
-    line = "    value_{i}_{k} = compute(data, key={k!r}, default=None)  # line {k}\\n"
+
+def turn4k(i: int, projects: int) -> bytes:
+    """A small realistic turn whose agent first read a ~2.9 KB file: ~4 KB on the wire."""
+    event = orjson.loads(make_event(i, projects))
+    line = "    value_{i}_{k} = compute(data, key={k!r}, default=None)  # line {k}\n"
     code = "".join(line.format(i=i, k=k) for k in range(40))
     read = {"tool": "bash", "input": {"command": f"sed -n 1,40p src/app/mod{i % 7}.py"}, "output": code,
-            "exit_code": 0}
+            "exit_code": 0}  # fmt: skip
     event["tool_events"].insert(0, read)
-    return json.dumps(event).encode()
-if kind == "mix":
-    events = make_events(n)
-elif kind == "turn4k":
-    events = [padded(i) for i in range(n)]
-else:
-    events = [make_event(i, 50) for i in range(n)]
-stream = Settings.from_env({}).stream
-load = load_average()
-tmp = tempfile.mkdtemp(prefix="fixmem-hotpath-")
-with pipeline(Path(tmp), workers) as (url, pids):
-    client = redis.Redis.from_url(url, socket_timeout=300)
-    def redis_info():  # Redis's own account: used_cpu_sys + used_cpu_user, and the AOF's size
-        cpu, aof = client.info("cpu"), client.info("persistence")
-        return float(cpu["used_cpu_sys"]) + float(cpu["used_cpu_user"]), int(aof["aof_current_size"])
-    client.config_set("auto-aof-rewrite-percentage", 0)  # AOF bytes written are counted, not rewrites
-    info_before = redis_info()
-    before = {role: cpu_seconds(pid) for role, pid in pids.items()}
-    started = time.perf_counter()
-    for start in range(0, len(events), 100):
-        with client.pipeline(transaction=False) as pipe:
-            for raw in events[start : start + 100]:
-                pipe.xadd(stream, {b"event": raw})
-            pipe.execute()
-    def handled():
-        fleet = read_counters(client)
-        return sum(fleet.events.values()) + sum(fleet.dead_letters.values())
-    while handled() < n:
-        time.sleep(0.02)
-    took = time.perf_counter() - started
-    after = {role: cpu_seconds(pid) for role, pid in pids.items()}
-    info_after = redis_info()
-    fleet = read_counters(client)
-shutil.rmtree(tmp, ignore_errors=True)
-cpu = {}
-for role in after:
-    key = "worker" if role.startswith("worker") else role
-    cpu[key] = cpu.get(key, 0.0) + after[role] - before[role]
-jobs = fleet.pipeline.get("jobs_done", 0)
-print("RESULT " + json.dumps({
-    "events": n, "mean_event_bytes": round(sum(map(len, events)) / n), "events_per_s": round(n / took, 1),
-    "cpu_seconds": cpu, "events_per_job": round(n / max(1, jobs), 1),
-    "events_by_result": dict(fleet.events), "load_average_1m_at_start": load,
-    "redis_info_cpu_ms_per_event": round(1000 * (info_after[0] - info_before[0]) / n, 3),
-    "aof_bytes_per_event": round((info_after[1] - info_before[1]) / n),
-}))
-"""
-
-# RQ's SimpleWorker, one job per event (``bench.baseline``, the issue's 30x yardstick), in this tree.
-_BASELINE = """
-import json, sys
-from bench.events import make_events
-from bench.throughput import baseline_run, private_redis
-n, workers = int(sys.argv[1]), int(sys.argv[2])
-with private_redis() as (url, tmp):
-    run = baseline_run(url, tmp / "simple", make_events(n), workers, "simple")
-print("RESULT " + json.dumps({k: run[k] for k in ("events", "events_per_s", "load_average_1m_at_start")}))
-"""
+    return orjson.dumps(event)
 
 
-def child(tree: Path, code: str, *args: object) -> dict[str, Any]:
-    """Run ``code`` with the code of ``tree``; its ``RESULT`` line, parsed."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run(
-        [sys.executable, "-c", code, *map(str, args)],
-        cwd=tree,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    line = next(x for x in out.splitlines() if x.startswith("RESULT "))
-    result: dict[str, Any] = json.loads(line[len("RESULT ") :])
-    return result
-
-
-def child_run(tree: Path, kind: str, events: int, workers: int) -> dict[str, Any]:
-    """One ``pipeline_run`` of ``kind`` (``mix`` or ``small``) with the code of ``tree``."""
-    return summarize(child(tree, _CHILD, kind, events, workers))
-
-
-def summarize(run: dict[str, Any]) -> dict[str, Any]:
-    """The figures compared: events/s, CPU ms per event by role and in all, the load at start."""
+def fleet_run(subject: Built, events_file: Path, workers: int) -> dict[str, Any]:
+    """One fleet run of ``subject`` over the events in ``events_file``; its figures per event."""
+    with tempfile.TemporaryDirectory(prefix="fixmem-ab-") as scratch:
+        out = subprocess.run(
+            [str(subject.python), "-c", FLEET, str(events_file), str(workers), str(subject.bin),
+             redis_server_binary(), str(Path(scratch) / "fleet")],
+            cwd=scratch, env={**os.environ, "PYTHONPATH": ""}, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"fleet run of {subject.ref} failed:\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
+    line = next(x for x in out.stdout.splitlines() if x.startswith("RESULT "))
+    run: dict[str, Any] = json.loads(line[len("RESULT ") :])
     n = run["events"]
-    by_role = {role: round(1000 * run["cpu_seconds"].get(role, 0.0) / n, 3) for role in ROLES}
+    cpu = run.pop("cpu_seconds")
+    by_role = {role: round(1000 * cpu.get(role, 0.0) / n, 4) for role in ROLES}
     return {
-        **{k: v for k, v in run.items() if k != "cpu_seconds"},
+        **run,
         "cpu_ms_per_event": by_role,
-        "cpu_ms_per_event_all_processes": round(sum(by_role.values()), 3),
+        "cpu_ms_per_event_all": round(sum(by_role.values()), 4),
+        "redis_info_cpu_ms_per_event": round(1000 * run.pop("redis_info_cpu_seconds") / n, 4),
     }
 
 
-def medians(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Median of each figure over rounds."""
+def figures(row: dict[str, Any]) -> dict[str, float]:
+    """The compared figures of one run, flat."""
     return {
-        "events_per_s": statistics.median(r["events_per_s"] for r in rows),
-        **{
-            k: statistics.median(r[k] for r in rows)
-            for k in ("redis_info_cpu_ms_per_event", "aof_bytes_per_event")
-            if all(k in r for r in rows)
-        },
-        "cpu_ms_per_event": {
-            role: statistics.median(r["cpu_ms_per_event"][role] for r in rows) for role in ROLES
-        },
-        "cpu_ms_per_event_all_processes": statistics.median(
-            r["cpu_ms_per_event_all_processes"] for r in rows
-        ),
-        "load_average_1m_at_start": [r["load_average_1m_at_start"] for r in rows],
+        "events_per_s": row["events_per_s"],
+        **{f"cpu_ms_per_event.{role}": row["cpu_ms_per_event"][role] for role in ROLES},
+        "cpu_ms_per_event.all": row["cpu_ms_per_event_all"],
+        "redis_info_cpu_ms_per_event": row["redis_info_cpu_ms_per_event"],
     }
+
+
+def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per figure: medians, ranges, the medians' change, paired changes and whether it beats the spread."""
+    out: dict[str, Any] = {}
+    for name in figures(old[0]):
+        a = [figures(r)[name] for r in old]
+        b = [figures(r)[name] for r in new]
+        ma, mb = statistics.median(a), statistics.median(b)
+        change = mb / ma - 1 if ma else 0.0
+        paired = [y / x - 1 for x, y in zip(a, b, strict=True) if x]
+        spread = max((max(a) - min(a)) / ma if ma else 0.0, (max(b) - min(b)) / mb if mb else 0.0)
+        same_sign = all(p > 0 for p in paired) or all(p < 0 for p in paired)
+        out[name] = {
+            "old_median": round(ma, 4), "old_range": [min(a), max(a)],
+            "new_median": round(mb, 4), "new_range": [min(b), max(b)],
+            "change": round(change, 4), "paired_changes": [round(p, 4) for p in paired],
+            "spread": round(spread, 4), "beyond_spread": same_sign and abs(change) > spread,
+        }  # fmt: skip
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Parse arguments, run the rounds, print (and write) the result."""
+    """Parse arguments, build both refs, run the rounds, print (and write) the result."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--old", type=Path, required=True, help="the tree to compare against")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--events", type=int, default=3_000, help="~25 KB mix events a run (0: none)")
-    parser.add_argument("--small", type=int, default=10_000, help="~1.2 KB events a run (0: none)")
-    parser.add_argument("--turn4k", type=int, default=0, help="~4 KB events a run (0: none)")
+    parser.add_argument("--refs", nargs=2, metavar=("OLD", "NEW"), required=True)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--projects", type=int, default=200)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument(
-        "--baseline", type=int, default=2_000, help="mix events of the SimpleWorker run a round (0: none)"
-    )
     parser.add_argument("--write", action="store_true", help="write bench/results/<name>.json")
     parser.add_argument("--name", default="hotpath_ab", help="the results file's name (without .json)")
     args = parser.parse_args(argv)
     load = load_average()
-    trees = {"old": args.old.resolve(), "new": ROOT}
-    kinds = [
-        (k, n) for k, n in (("mix", args.events), ("small", args.small), ("turn4k", args.turn4k)) if n > 0
-    ]
-    rounds: dict[str, dict[str, list[dict[str, Any]]]] = {k: {"old": [], "new": []} for k, _ in kinds}
-    baselines: list[dict[str, Any]] = []
-    for i in range(args.rounds):
-        if args.baseline > 0:
-            baselines.append(child(ROOT, _BASELINE, args.baseline, args.workers))
-            print(f"round {i} baseline: {json.dumps(baselines[-1])}", flush=True)
-        order = ("old", "new") if i % 2 == 0 else ("new", "old")
-        for kind, n in kinds:
-            for side in order:
-                row = child_run(trees[side], kind, n, args.workers)
-                rounds[kind][side].append(row)
-                print(f"round {i} {kind} {side}: {json.dumps(row)}", flush=True)
-    summary = {kind: {side: medians(rows) for side, rows in sides.items()} for kind, sides in rounds.items()}
+    subjects = {"old": built(args.refs[0]), "new": built(args.refs[1])}
+    home = Path(tempfile.mkdtemp(prefix="fixmem-ab-events-"))
+    events_file = home / "events.jsonl"
+    events_file.write_bytes(b"\n".join(turn4k(i, args.projects) for i in range(args.events)) + b"\n")
+    rounds: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
+    try:
+        for i in range(args.rounds):
+            for side in ("old", "new") if i % 2 == 0 else ("new", "old"):
+                row = fleet_run(subjects[side], events_file, args.workers)
+                rounds[side].append(row)
+                print(f"round {i} {side}: {json.dumps(figures(row))}", flush=True)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    summary = compare(rounds["old"], rounds["new"])
     result = {
         "benchmark": args.name,
-        "method": "same run, interleaved rounds (order alternates), medians; CPU from /proc per process "
-        "and Redis's INFO cpu (used_cpu_sys + used_cpu_user)",
+        "method": "same run, alternating rounds; each ref built from git into its own venv; a fleet of "
+        "redis-server + fixmem ingest + fixmem worker x W per run; CPU from /proc per process, Redis's "
+        "from INFO cpu; medians and ranges over rounds",
         "machine": machine(load),
         "versions": versions(),
-        "parameters": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "refs": {side: {"ref": s.ref, "commit": s.commit} for side, s in subjects.items()},
+        "parameters": vars(args),
         "rounds": rounds,
-        "baselines": baselines,
         "summary": summary,
     }
     print(json.dumps(summary, indent=2))

@@ -18,7 +18,7 @@ import pytest
 from bench.common import histogram_quantile, percentile, summary_ms
 from bench.corpus import DEFAULT_SHAPE, QUANTILES, quantiles
 from bench.generator import TurnGenerator, _sample
-from bench.hotpath_ab import medians, summarize
+from bench.hotpath_ab import compare
 from bench.report import BEGIN, END, embed, markdown
 from bench.suite import Params
 from bench.throughput import sized, speedups
@@ -222,20 +222,33 @@ def test_quick_run_writes_results_and_the_summary(tmp_path: Path) -> None:
     assert "10. Web UI, `GET /ui/projects` (projects)" in summary
 
 
-def test_hotpath_ab_splits_cpu_by_role_per_event_and_takes_medians() -> None:
-    run = {
-        "events": 1000,
-        "events_per_s": 500.0,
-        "cpu_seconds": {"consumer": 0.2, "worker": 1.5, "redis": 0.3},
+def _ab_row(events_per_s: float, worker_ms: float) -> dict[str, object]:
+    return {
+        "events_per_s": events_per_s,
+        "cpu_ms_per_event": {"consumer": 0.1, "worker": worker_ms, "redis": 0.1},
+        "cpu_ms_per_event_all": 0.2 + worker_ms,
+        "redis_info_cpu_ms_per_event": 0.1,
     }
-    row = summarize({**run, "load_average_1m_at_start": 2.0})
-    assert row["cpu_ms_per_event"] == {"consumer": 0.2, "worker": 1.5, "redis": 0.3}
-    assert row["cpu_ms_per_event_all_processes"] == 2.0 and "cpu_seconds" not in row
-    slower = summarize(
-        {**run, "events_per_s": 100.0, "cpu_seconds": {"worker": 3.0}, "load_average_1m_at_start": 5}
-    )
-    fastest = summarize({**run, "events_per_s": 900.0, "load_average_1m_at_start": 1.0})
-    middle = medians([slower, row, fastest])
-    assert middle["events_per_s"] == 500.0 and middle["cpu_ms_per_event"]["worker"] == 1.5
-    assert middle["cpu_ms_per_event"]["consumer"] == 0.2  # a role absent from a run counts 0 there
-    assert middle["load_average_1m_at_start"] == [5, 2.0, 1.0]
+
+
+def test_hotpath_ab_compares_medians_ranges_and_paired_changes() -> None:
+    old = [_ab_row(1000.0, 1.0), _ab_row(900.0, 1.1), _ab_row(1100.0, 0.9)]
+    new = [_ab_row(750.0, 1.3), _ab_row(650.0, 1.4), _ab_row(800.0, 1.2)]
+    summary = compare(old, new)
+    worker = summary["cpu_ms_per_event.worker"]
+    assert (worker["old_median"], worker["new_median"]) == (1.0, 1.3)
+    assert worker["old_range"] == [0.9, 1.1] and worker["new_range"] == [1.2, 1.4]
+    assert worker["change"] == 0.3 and worker["paired_changes"] == [0.3, 0.2727, 0.3333]
+    assert worker["beyond_spread"]  # every pair slower, and 30% > the widest spread (0.2 / 1.0)
+    speed = summary["events_per_s"]
+    assert speed["change"] == -0.25 and speed["beyond_spread"]
+    same = summary["cpu_ms_per_event.consumer"]
+    assert same["change"] == 0.0 and not same["beyond_spread"]  # no change is never beyond the spread
+
+
+def test_hotpath_ab_a_change_inside_the_spread_is_not_beyond_it() -> None:
+    old = [_ab_row(1000.0, 1.0), _ab_row(1000.0, 1.5)]
+    new = [_ab_row(1000.0, 1.1), _ab_row(1000.0, 1.6)]
+    worker = compare(old, new)["cpu_ms_per_event.worker"]
+    assert all(p > 0 for p in worker["paired_changes"])
+    assert not worker["beyond_spread"]  # +8.7% of the median, but the runs spread by 40%
