@@ -7,7 +7,7 @@ shadow its ``.py``, so edits would not take effect until a rebuild).
 With it, the modules of ``workers/extraction`` (pure, fully typed: mypy --strict passes on them) are
 compiled to C extensions; the ``.py`` files ship beside them and Python imports the compiled ones. The
 extraction's instructions per turn fall by about a quarter, the worker's CPU per event by about a sixth
-(docs/decisions.md, "A compiled extraction core").
+(docs/decisions/0046-compiled-extraction-core.md).
 Build (mypy provides mypyc; a C compiler and Python's headers are needed)::
 
     pip install 'mypy>=1.10' 'setuptools>=77' wheel

@@ -2,8 +2,9 @@
 
 A result file ``bench/results/<name>.json`` holds ``machine`` (CPU, load average before and after, Python,
 platform), ``versions`` (fixmem's commit, redis-server, the libraries), ``parameters``, ``samples`` (the
-raw measurements) and ``summary`` (the figures the README table shows), plus ``goals`` when the issue set
-one. The machine is shared: the load average is recorded, and per-core rates are given in CPU time.
+raw measurements) and ``summary`` (the figures the table in docs/benchmarks.md shows), plus ``goals`` when
+the issue set one. The machine is shared: the load average is recorded, and per-core rates are given in
+CPU time.
 """
 
 from __future__ import annotations

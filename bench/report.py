@@ -1,4 +1,4 @@
-"""The Markdown table of the suite's results, and its place in README.md (between two markers).
+"""The Markdown table of the suite's results, and its place in docs/benchmarks.md (between two markers).
 
 Every row states the measured figure, its goal and whether it was met; a figure that is missing (its
 benchmark did not run) says so. Nothing here measures: it reads ``bench/results/*.json``.

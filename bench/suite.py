@@ -24,7 +24,7 @@ estimate per benchmark is in docs/performance.md).
 
 Each writes ``bench/results/<name>.json`` (machine, versions, parameters, raw samples, summary; 4 and 5
 as ``extraction_per_core.json`` and ``backfill_end_to_end.json``, next to their owners' files); then
-``bench/results/SUMMARY.md`` (the Markdown table) is written and embedded in README.md between the
+``bench/results/SUMMARY.md`` (the Markdown table) is written and embedded in docs/benchmarks.md between the
 ``<!-- bench:begin -->`` / ``<!-- bench:end -->`` markers. ``--quick`` runs every benchmark on tiny inputs
 (a smoke test: its results go to a temporary directory unless ``--results`` names one).
 """
@@ -47,6 +47,7 @@ from bench.common import RESULTS, load_average, machine, versions, write_result
 from bench.corpus import DEFAULT_SHAPE, SHARED_CORPUS, measure
 from bench.events import PROJECTS, SEED, EventStats, make_events
 
+TABLE_PAGE = RESULTS.parent.parent / "docs" / "benchmarks.md"  # the page the results table is embedded in
 NAMES = ("throughput", "latency", "recall", "extraction", "backfill", "scaling", "startup", "hooks", "ui")
 # The file each writes in bench/results/: extraction.json and backfill.json belong to the owners' own
 # benchmarks (bench.extraction_bench, bench.backfill_bench), which the suite reuses but does not overwrite.
@@ -281,13 +282,13 @@ def main(argv: list[str] | None = None) -> int:
         help="where results go (default: bench/results; --quick: a temporary directory)",
     )
     parser.add_argument(
-        "--no-readme", action="store_true", help="do not update README.md's Performance table"
+        "--no-readme", action="store_true", help="do not update the table in docs/benchmarks.md"
     )
     parser.add_argument("--events", type=int, default=None, help="events of benchmark 1 (default 50,000)")
     parser.add_argument(
         "--report-only",
         action="store_true",
-        help="run nothing: rewrite SUMMARY.md and README.md's table from the results JSON as it stands",
+        help="run nothing: rewrite SUMMARY.md and docs/benchmarks.md's table from the results JSON",
     )
     args = parser.parse_args(argv)
     if args.report_only:
@@ -295,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         table = report.markdown(results)
         (results / "SUMMARY.md").write_text(table)
         if not args.no_readme:
-            report.embed(RESULTS.parent.parent / "README.md", table)
+            report.embed(TABLE_PAGE, table)
         return 0
     unknown = sorted(set(args.names) - set(NAMES))
     if unknown:
@@ -308,6 +309,6 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="fixmem-bench-quick-") as tmp:
             done = run(names, params, Path(tmp), readme=None)
         return 1 if any(r.get("error") for r in done.values()) else 0
-    readme = None if args.no_readme or args.quick else RESULTS.parent.parent / "README.md"
+    readme = None if args.no_readme or args.quick else TABLE_PAGE
     done = run(names, params, args.results or RESULTS, readme=readme)
     return 1 if any(r.get("error") for r in done.values()) else 0

@@ -6,8 +6,8 @@ but the stream's first and last entries (which ``XINFO STREAM`` returns), howeve
 Lag, the entries not yet delivered to the group, is exact on Redis >= 7 (``XINFO GROUPS`` reports it).
 Redis 6.2, the embedded server, has no way to count the entries after an id without loading them (the
 old ``#XRANGE`` count loaded up to 10,000 events into Redis's memory per scrape, under noeviction, during
-a backlog: docs/decisions.md, "Stream lag without reading the backlog"), so ``group_lag`` works it out
-from what 6.2 reports:
+a backlog: docs/decisions/0010-metrics-http-api-tool-deploy.md, "Stream lag without reading the
+backlog"), so ``group_lag`` works it out from what 6.2 reports:
 
 - 0, exact, when the group was delivered the stream's last id (caught up: the usual case);
 - ``XLEN``, exact, when the stream's first entry comes after the last delivered id (nothing delivered

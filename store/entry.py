@@ -60,7 +60,8 @@ class FixEntry(BaseModel):
 # What identifies a recorded turn whatever the extraction rules: its time, its task, the files it changed
 # and the commit. Not what the rules make of the turn (symbols, errors, tests, outcome, solution, tags,
 # changes), which changes with ``extractor``: a re-import under a newer extractor must still find the turn
-# (tests/fixtures/legacy-data, docs/decisions.md "What the fix was"). Same values, same turn.
+# (tests/fixtures/legacy-data, docs/decisions/0027-what-the-fix-was-and-whether-it-held.md).
+# Same values, same turn.
 # The store compares contents only between entries of imported turns (``IMPORTED_EVENT_PREFIX``): their
 # ids are derived by fixmem's importers, whose rule changed once (ids no longer follow the log's path);
 # an id a harness gives is its own word that two turns are distinct, even with the same content.

@@ -24,8 +24,8 @@ canonicalisation leaves it). A format whose text canonicalisation reshapes (a
 
 ``error_type`` is the type as printed, for an entry's tags (``ValueError``, ``E0308``, ``TS2345``,
 ``panic``): it finds a type name anywhere in the signature (pytest's ``decoder.py:355: JSONDecodeError``
-line has one), where ``ErrorParts.kind`` reads only the type that heads the error (docs/decisions.md,
-"One home for error signatures").
+line has one), where ``ErrorParts.kind`` reads only the type that heads the error
+(docs/decisions/0018-store-layout-and-error-signatures.md, "One home for error signatures").
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def reconcile(
     )
     # Cosine of every new entry against every existing and every new entry: (n + b) x b.
     # (Sparse gathers, not one dense product: a BLAS gemm wakes its thread pool, which then spins on
-    # the cores the other workers need; docs/decisions.md, "No BLAS products on hot paths".)
+    # the cores the other workers need; docs/decisions/0011-store.md, "No BLAS products on hot paths".)
     cos = np.vstack(
         [
             np.column_stack([dot_rows(existing_vectors, v) for v in new_vectors]),

@@ -132,7 +132,8 @@ def might_hold_secret(text: str) -> bool:
     """Whether ``text`` holds an anchor of some rule; False means ``redact`` would return it unchanged.
 
     Plain substring tests on the lowercased text (a superset of every rule's anchor): several times
-    cheaper than one case-insensitive alternation regex (figures: docs/decisions.md, "Redaction").
+    cheaper than one case-insensitive alternation regex (figures: docs/decisions/0008-extraction.md,
+    "Redaction").
     """
     if not text:
         return False

@@ -48,8 +48,8 @@ SPACE: dict[str, tuple[float, float]] = {
 }
 # Not searched: ``coverage_min_words`` stays at its reasoned 2 (a query needs two distinctive words'
 # weight to cover an entry fully; see store/recall/ranking.py). The tuning half holds too few generic
-# probes to tell a damping from none, so searching it overfits (measured: docs/decisions.md, "Recall
-# evaluation", phase 2).
+# probes to tell a damping from none, so searching it overfits (measured:
+# docs/decisions/0005-recall-evaluation.md, phase 2).
 
 
 NEIGHBOURHOOD = (0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.15)

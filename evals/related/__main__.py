@@ -4,8 +4,8 @@ python -m evals.related              the table (tuning and held-out halves)
 python -m evals.related --json       the full report: every query, what each system returned, scores
 python -m evals.related --quick      the first 120 commits of each repository (a smoke run)
 python -m evals.related --write      also write results/related.json (the summary), results/queries.jsonl.gz
-                                     (every query) and README.md's table from the summary
-python -m evals.related --readme     only rewrite README.md's table from results/related.json
+                                     (every query) and docs/evaluation.md's table from the summary
+python -m evals.related --readme     only rewrite docs/evaluation.md's table from results/related.json
 python -m evals.related --misses N   from the committed queries: N task-start misses of the tuning half
 """
 
@@ -26,7 +26,7 @@ HERE = Path(__file__).parent
 RESULTS = HERE / "results" / "related.json"
 QUERIES = HERE / "results" / "queries.jsonl.gz"
 MIN_QUERIES = 10  # a goal checked on fewer queries with an answer is reported as not measured
-README = HERE.parent.parent / "README.md"
+README = HERE.parent.parent / "docs" / "evaluation.md"  # the page holding the table
 BEGIN, END = "<!-- related:begin -->", "<!-- related:end -->"
 QUICK_LIMIT = 120
 NAMES = {
@@ -99,7 +99,7 @@ def goals(summary: Mapping[str, Any], split: str) -> dict[str, bool | None]:
 
 
 def render(report: Mapping[str, Any]) -> str:
-    """The README section: what was run on what, both halves' tables and the goals."""
+    """The docs/evaluation.md section: what was run on what, both halves' tables and the goals."""
     repos = ", ".join(
         f"{r['repo']} ({r['lang']}, {r['commits']} commits, {r['tasks']} tasks)" for r in report["repos"]
     )
@@ -174,8 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help=f"only the first {QUICK_LIMIT} commits of each repo"
     )
-    parser.add_argument("--write", action="store_true", help="write the results JSON and README's table")
-    parser.add_argument("--readme", action="store_true", help="only rewrite README's table from the results")
+    parser.add_argument("--write", action="store_true", help="write the results JSON and docs' table")
+    parser.add_argument("--readme", action="store_true", help="only rewrite docs/evaluation.md's table")
     parser.add_argument("--misses", type=int, metavar="N", help="print N task-start misses (tuning half)")
     args = parser.parse_args(argv)
     if args.readme:

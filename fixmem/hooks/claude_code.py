@@ -1,6 +1,7 @@
 """``fixmem hook claude-code``: one Claude Code hook payload on stdin, at most one JSON answer on stdout.
 
-The documented hooks interface (docs/decisions.md cites the reference used): every payload carries
+The documented hooks interface (docs/decisions/0020-agent-hooks-and-harness-adapter.md cites the
+reference used): every payload carries
 ``session_id``, ``transcript_path``, ``cwd`` and ``hook_event_name``; the answer that adds text to the
 model's context is ``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}``. Handled:
 

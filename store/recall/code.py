@@ -128,8 +128,8 @@ def entry_keys(files: Iterable[str], symbols: Iterable[str]) -> frozenset[str]:
 
 
 # (paths, symbols, plain words) of a chunk. Tuples, not frozensets: the memos hold tens of thousands of
-# them, and the garbage collector stops tracking a tuple of strings, not a set (docs/decisions.md, "The
-# cold tail of a 600-word recall is the garbage collector's").
+# them, and the garbage collector stops tracking a tuple of strings, not a set
+# (docs/decisions/0042-cold-tail-is-the-garbage-collector.md).
 ChunkKeys = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 

@@ -6,7 +6,7 @@ found in a group to the group's stem, so ``segfaults``, ``panicked`` and ``crash
 ``cfg`` and ``configuration``. It applies to index keywords and queries alike (matching is symmetric),
 at match time only: the on-disk index keeps the plain tokens.
 
-How the groups were chosen (docs/decisions.md, "Recall evaluation"): general vocabulary of software bug
+How the groups were chosen (docs/decisions/0005-recall-evaluation.md): general vocabulary of software bug
 reports — symptoms (crash, hang, slow, leak, flaky), HTTP statuses and their names, everyday
 abbreviations in code (``ctx``, ``cfg``, ``msg``, ``err``), and UI / i18n words — not the words of any
 one evaluation query. A word with a second common meaning in code is left out: ``double`` (a float

@@ -25,7 +25,7 @@ A long task text shares many words with everything, so J and C (shares of the *q
     Q   the query's IDF mass (a word no entry holds at the highest IDF): chance matches grow with it,
         so the evidence is damped by a low power; words the project never saw damp it too, which keeps
         another project's text quiet (counting only known words lost 7 of 58 hits on tune at a floor
-        that keeps the off-topic probes quiet: docs/decisions.md)
+        that keeps the off-topic probes quiet: docs/decisions/0007-recall-at-task-start.md)
 
 The *strength* of an entry is ``max(relevance / min_score, evidence / evidence_floor)``: 1 or more on
 either scale is relevant. ``evidence_floor`` sits just above the best evidence any off-topic probe of
@@ -64,7 +64,7 @@ class RankingWeights:
 
     The first seven were set with the recall eval (``fixmem eval``, ``evals/tune_recall.py``: random
     search on the tuning half of the queries, the median of the best ten, checked on the held-out half);
-    before/after figures are in docs/decisions.md under "Recall evaluation". Change them only with the
+    before/after figures are in docs/decisions/0005-recall-evaluation.md. Change them only with the
     eval's figures in hand.
     """
 
@@ -85,8 +85,9 @@ class RankingWeights:
     unverified_factor: float = 0.75
     regressed_factor: float = 0.5  # a fix that did not hold sorts below fixes that held
     recency_half_life_days: float | None = None  # None: age does not change the order, only ties
-    # Evidence (issue [recall-task]; set on evals/related's tuning half, docs/decisions.md "Recall at
-    # task start"): a shared code key weighs this many times a shared word of the same IDF ...
+    # Evidence (issue [recall-task]; set on evals/related's tuning half,
+    # docs/decisions/0007-recall-at-task-start.md): a shared code key weighs this many times a shared
+    # word of the same IDF ...
     evidence_code: float = 2.0
     evidence_code_words: float = 2.0  # ... and a plain word found as a path segment (``linker/``) this much
     # ... the sum is damped by the query's IDF mass to this power (0: absolute, 1: a share) ...
@@ -102,9 +103,9 @@ class RankingWeights:
     floor: float = 1.0  # the strength an entry needs to be returned (0: no floor, a diagnostic)
     # Once a fix passed the floor, the next strongest one is returned too ("possibly related") when its
     # strength is at least ``runner_up_floor`` and ``runner_up_ratio`` of the best's (0: off). Set on
-    # evals/related's tuning half (docs/decisions.md, "Task start: the runner-up").
+    # evals/related's tuning half (docs/decisions/0026-task-start-runner-up.md).
     # BM25 length normalisation of the shared words' IDF in the evidence (b; 0: off) and its k1. Measured
-    # on the tuning half, not shipped (docs/decisions.md, "Task start: the runner-up").
+    # on the tuning half, not shipped (docs/decisions/0026-task-start-runner-up.md).
     evidence_bm25_b: float = 0.0
     evidence_bm25_k1: float = 1.2
     runner_up_floor: float = 0.8

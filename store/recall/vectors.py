@@ -86,7 +86,7 @@ def embed_many(token_lists: Sequence[Sequence[str]]) -> Matrix:
     """Row-stacked ``embed`` of each token list: shape ``(len(token_lists), DIM)``, float32.
 
     Works on the few non-zero buckets (sparse) and writes the dense matrix once, with no temporary
-    dense arrays and their page faults (figures: docs/decisions.md, "Hashed vectors").
+    dense arrays and their page faults (figures: docs/decisions/0011-store.md, "Hashed vectors").
     """
     n = len(token_lists)
     chunks: tuple[list[bytes], list[bytes], list[bytes], list[bytes]] = ([], [], [], [])
@@ -165,7 +165,7 @@ def dot_rows(matrix: Matrix, vector: Vector) -> npt.NDArray[np.float64]:
 
     With a column-major ``matrix`` this gathers a few contiguous columns, and wakes no BLAS threads,
     whose spinning put a dense product's p99 far above its p50 on a busy machine (figures:
-    docs/decisions.md, "No BLAS products on hot paths").
+    docs/decisions/0011-store.md, "No BLAS products on hot paths").
     """
     nz = np.flatnonzero(vector)
     if matrix.shape[0] == 0 or nz.size == 0:

@@ -1,5 +1,6 @@
 """The learned-order experiment's instrument (evals/related/learn.py): the fits recover a known order and
-the tallies count what the gates return. Today's figures are reported in docs/decisions.md, not floored."""
+the tallies count what the gates return. Today's figures are reported in
+docs/decisions/0028-task-start-learned-order.md, not floored."""
 
 from __future__ import annotations
 

@@ -253,12 +253,11 @@ def test_import_and_forget_take_the_workers_project_lock(
     assert main(["forget", entry_id, "--owner", "alice"]) == 0
 
 
-def test_every_setting_is_in_the_readme_settings_table() -> None:
-    """The README's settings table lists every field of ``Settings`` (it had lost the backfill, memory and
-    API ones) and no variable that is not one."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("### Settings", 1)[1].split("\n### ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `FIXMEM_")]
+def test_every_setting_is_in_the_settings_reference() -> None:
+    """The settings table (docs/reference/settings.md, once the README's) lists every field of ``Settings``
+    (it had lost the backfill, memory and API ones) and no variable that is not one."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "settings.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| `FIXMEM_")]
     listed = {name for row in rows for name in re.findall(r"`(FIXMEM_[A-Z0-9_]+)`", row.split("|")[1])}
     assert listed == {"FIXMEM_" + name.upper() for name in Settings.model_fields}
     compared = 0
@@ -272,7 +271,7 @@ def test_every_setting_is_in_the_readme_settings_table() -> None:
             default = Settings.model_fields[name.lower()].default
             if re.fullmatch(r"\d+(\.\d+)?", text) and not isinstance(default, bool):
                 assert float(text) == default, (
-                    f"README says FIXMEM_{name} defaults to {text}, Settings {default}"
+                    f"the settings page says FIXMEM_{name} defaults to {text}, Settings {default}"
                 )
                 compared += 1
     assert compared >= 30
@@ -283,7 +282,7 @@ def test_every_setting_is_in_the_readme_settings_table() -> None:
 def test_ingest_and_worker_refuse_a_redis_older_than_6_2(
     command: list[str], env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README and decisions say ``ingest`` and ``worker`` check the version too, not only ``up``."""
+    """The docs and decision 0012 say ``ingest`` and ``worker`` check the version too, not only ``up``."""
     assert main(command) == ExitCode.REDIS_UNAVAILABLE
     assert "is version 6.0.16: fixmem needs Redis >= 6.2" in capsys.readouterr().err
 

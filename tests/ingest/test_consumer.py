@@ -90,7 +90,7 @@ def test_live_jobs_span_projects_so_a_steady_flow_is_not_one_job_per_project(
 ) -> None:
     """A few events each from many projects (what one read of a steady flow brings) make one job, not
     one per project: at 200 events/s over 50 projects, one job per project kept p50 at ~280 ms, spanning
-    jobs at ~94 ms (docs/decisions.md)."""
+    jobs at ~94 ms (docs/decisions/0013-benchmarks.md)."""
     ids = publish_many(redis_client, [turn(i, project=f"p{i % 20}") for i in range(40)])
     stats = Consumer(redis_client, config()).run(burst=True)
     assert (stats.handled, stats.jobs) == (40, 1)

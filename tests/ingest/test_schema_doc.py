@@ -1,5 +1,6 @@
 """The v1 turn event's documentation: the JSON Schema (docs file, ``fixmem schema``, the API route) and
-the README's table come from the model, and the schema accepts what the pipeline publishes."""
+the tables of docs/reference/event-schema.md come from the model, and the schema accepts what the
+pipeline publishes and every ``XADD`` example the README and docs/ show."""
 
 from __future__ import annotations
 
@@ -20,16 +21,23 @@ from ingest.schema_doc import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_PAGE = ROOT / "docs" / "reference" / "event-schema.md"
 
 
-def test_the_docs_file_and_the_readme_table_are_the_models() -> None:
+def shown_docs() -> str:
+    """The README and every page under docs/, where ``XADD`` examples are shown."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return "\n".join(page.read_text() for page in pages)
+
+
+def test_the_docs_file_and_the_reference_table_are_the_models() -> None:
     """Failed on the old code: neither existed (the fields were documented only in ingest/schema.py)."""
     on_disk = json.loads((ROOT / "docs" / "turn-event.schema.json").read_text())
     assert on_disk == turn_event_json_schema(), (
         "regenerate docs/turn-event.schema.json (see ingest.schema_doc)"
     )
-    readme = (ROOT / "README.md").read_text()
-    table = re.search(r"<!-- turn-event: [^>]*-->\n(.*?)\n<!-- /turn-event -->", readme, re.S)
+    page = SCHEMA_PAGE.read_text()
+    table = re.search(r"<!-- turn-event: [^>]*-->\n(.*?)\n<!-- /turn-event -->", page, re.S)
     assert table is not None and table.group(1) == turn_event_markdown()
 
 
@@ -40,8 +48,8 @@ def test_fixmem_schema_prints_it_and_it_validates_real_events(capsys: pytest.Cap
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     readme = (ROOT / "README.md").read_text()
-    examples = [json.loads(m) for m in re.findall(r"XADD fixmem:turns '\*' event '(\{.*?\})'", readme)]
-    assert examples, "the README's XADD example moved"
+    assert re.search(r"XADD fixmem:turns '\*' event '\{", readme), "the README's XADD example moved"
+    examples = [json.loads(m) for m in re.findall(r"XADD fixmem:turns '\*' event '(\{.*?\})'", shown_docs())]
     for event in [*examples, *demo_turns(1_767_225_600.0)]:
         validator.validate(event)
     for broken in (
@@ -54,8 +62,8 @@ def test_fixmem_schema_prints_it_and_it_validates_real_events(capsys: pytest.Cap
 def test_the_verdict_event_docs_are_the_model(capsys: pytest.CaptureFixture[str]) -> None:
     on_disk = json.loads((ROOT / "docs" / "verdict-event.schema.json").read_text())
     assert on_disk == verdict_event_json_schema(), "regenerate docs/verdict-event.schema.json"
-    readme = (ROOT / "README.md").read_text()
-    table = re.search(r"<!-- verdict-event: [^>]*-->\n(.*?)\n<!-- /verdict-event -->", readme, re.S)
+    page = SCHEMA_PAGE.read_text()
+    table = re.search(r"<!-- verdict-event: [^>]*-->\n(.*?)\n<!-- /verdict-event -->", page, re.S)
     assert table is not None and table.group(1) == verdict_event_markdown()
     assert main(["schema", "--kind", "verdict"]) == 0
     schema = json.loads(capsys.readouterr().out)
@@ -65,9 +73,9 @@ def test_the_verdict_event_docs_are_the_model(capsys: pytest.CaptureFixture[str]
     validator.validate(good)
     examples = [
         json.loads(m)
-        for m in re.findall(r"XADD fixmem:turns '\*' event '(\{\"v\": 1, \"kind\".*?\})'", readme)
+        for m in re.findall(r"XADD fixmem:turns '\*' event '(\{\"v\": 1, \"kind\".*?\})'", shown_docs())
     ]
-    assert examples, "the README's verdict XADD example moved"
+    assert examples, "the verdict XADD example (docs/integrations.md) moved"
     for event in examples:
         validator.validate(event)
     no_turn = {k: v for k, v in good.items() if k != "entry_id"}

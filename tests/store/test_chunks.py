@@ -75,7 +75,7 @@ def test_query_terms_forms_give_the_same_overlap() -> None:
 def test_memoized_chunks_leave_the_garbage_collector_nothing_to_walk() -> None:
     # A set is always tracked by the collector; a tuple of strings stops being tracked at the first
     # collection it survives (a tuple of such tuples, at the next). The memos hold tens of thousands of
-    # chunks (docs/decisions.md, "The cold tail of a 600-word recall is the garbage collector's").
+    # chunks (docs/decisions/0042-cold-tail-is-the-garbage-collector.md).
     read = [read_chunk(c) for c in ("cache.Package", "src/a/b.py,", "getURLs", "plain", "`x.y`")]
     gc.collect()
     gc.collect()

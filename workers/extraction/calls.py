@@ -6,8 +6,8 @@ Pure. ``classify`` turns a turn's tool events into ``Call`` records: the event's
 use and kept on the record: the output's scan window (``limits.scan_window``), whether an edit reported
 failure (``tools.edit_failed``), the full ``git diff`` the call printed (``diffs.parse_patch``) and the
 symbols of a structured edit (``symbols.symbols_from_edit``). Before this record each module re-derived
-them from the raw event: a 20-event turn asked for a family ~37 times (docs/decisions.md, "Extraction in
-one pass").
+them from the raw event: a 20-event turn asked for a family ~37 times
+(docs/decisions/0037-extraction-in-one-pass.md).
 """
 
 from __future__ import annotations

@@ -68,8 +68,8 @@ def _python_tracebacks(lines: list[str], out: list[tuple[int, str]]) -> None:
 
 
 # Every shape below contains one of these words; lines holding none are never read. Found with str.find
-# (C speed) rather than a regex alternation, which costs per character of output (docs/decisions.md,
-# "Throughput goal not reached").
+# (C speed) rather than a regex alternation, which costs per character of output
+# (docs/decisions/0008-extraction.md, "Throughput goal not reached").
 _ANCHOR_WORDS = ("rror", "ERROR", "Exception", "FAIL", "Fail", "panic", "fatal", "●", "not found",
                  "No such file", ".go:", "\nE  ")  # fmt: skip
 _MAX_ANCHOR_HITS = 20_000

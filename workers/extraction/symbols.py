@@ -1,6 +1,6 @@
 """Symbols: the definitions whose bodies a change touched, read from diff hunks and edit texts.
 
-Pure, regex-based per language (see docs/decisions.md, "Extraction": on the agent-log corpus regexes
+Pure, regex-based per language (see docs/decisions/0008-extraction.md: on the agent-log corpus regexes
 find every changed definition that a hunk makes visible; tree-sitter cannot parse the fragments a hunk
 holds any better). From a hunk: the definition git printed after ``@@`` and every definition line met in
 the hunk before a changed line (the innermost open one wins). From a structured edit (old/new text): the

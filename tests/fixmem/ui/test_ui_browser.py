@@ -3,8 +3,8 @@ real server (uvicorn on a free port, a real Redis, real fix logs; ``conftest.ui`
 
 Playwright never downloads a browser here: it is pointed at the system Chromium. Without it these tests
 skip with a message, except under ``CI=true``, where a missing Chromium (or Playwright) fails the run.
-Each page is screenshotted under the test's tmp dir; with ``FIXMEM_UI_DOCS_SCREENSHOTS=1`` the two the
-README shows are written to ``docs/`` too.
+Each page is screenshotted under the test's tmp dir; with ``FIXMEM_UI_DOCS_SCREENSHOTS=1`` the two
+docs/getting-started.md shows are written to ``docs/`` too.
 """
 
 from __future__ import annotations
