@@ -3,6 +3,7 @@ core gives the same entries, byte for byte, as the pure one on real agent logs a
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -84,3 +85,35 @@ def test_the_compiled_core_builds_and_extracts_exactly_as_the_pure_one(tmp_path:
     assert sum(line.startswith("{") for line in pure) > 100  # most turns make entries
     mismatched = [i for i, (a, b) in enumerate(zip(compiled, pure, strict=True)) if a != b]
     assert mismatched == [], f"{len(mismatched)} turns differ, first: {compiled[mismatched[0]]!r}"
+
+
+def _setup_module() -> object:
+    spec = importlib.util.spec_from_file_location("fixmem_setup", ROOT / "setup.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "expected"),
+    [
+        (["setup.py", "bdist_wheel", "--dist-dir", "d"], {}, True),  # pip install . / pip wheel .
+        (["setup.py", "bdist_wheel"], {"FIXMEM_COMPILE": "0"}, False),  # a pure wheel, asked for
+        (["setup.py", "editable_wheel", "--dist-dir", "d"], {}, False),  # pip install -e .
+        (["setup.py", "editable_wheel"], {"FIXMEM_COMPILE": "1"}, False),  # never: it would shadow the .py
+        (["setup.py", "build_ext", "--inplace"], {"FIXMEM_COMPILE": "1"}, True),
+        (["setup.py", "egg_info"], {}, False),  # pip's metadata step builds nothing
+    ],
+)
+def test_a_wheel_compiles_by_default_and_an_editable_install_never(
+    argv: list[str], env: dict[str, str], expected: bool
+) -> None:
+    assert _setup_module().compiles(argv, env) is expected  # type: ignore[attr-defined]
+
+
+def test_this_checkout_runs_the_pure_core() -> None:
+    """The suite runs on an editable install: the pure core, which the call-count budget needs."""
+    from workers.extraction import compiled  # noqa: PLC0415
+
+    assert not compiled()
