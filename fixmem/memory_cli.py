@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -14,7 +13,6 @@ from fixmem import wiring
 from fixmem.errors import CliError, ExitCode
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_K, MAX_QUERY_CHARS
 from fixmem.options import data_dir_option, load_settings, owner_option, redis_url_option, require_owner
-from ingest.project_key import project_key_for
 from store import FixStore, fit_query, prompt_block
 from store.catalog import nearest_first
 from store.paths import canonical_key
@@ -92,10 +90,10 @@ def recall_command(
     if query == "-":
         query = sys.stdin.read()
     query = fit_query(query, MAX_QUERY_CHARS)
-    settings = load_settings(data_dir=data_dir, owner=owner)
+    settings = load_settings(data_dir=data_dir, owner=owner, project=project)
     owner = require_owner(settings)
     store = wiring.make_store(settings, None)  # reading takes no lock
-    project = project or project_key_for(workspace or os.getcwd())
+    project = settings.project_key(workspace)
     require_project(store, owner, project)
     now = time.time()
     recalled = store.recall(
@@ -127,9 +125,9 @@ def stats_command(
     *, owner: str | None, project: str | None, workspace: str | None, as_json: bool, data_dir: Path | None
 ) -> None:
     """Counts and ratios of a project's fix log."""
-    settings = load_settings(data_dir=data_dir, owner=owner)
+    settings = load_settings(data_dir=data_dir, owner=owner, project=project)
     owner = require_owner(settings)
-    project = project or project_key_for(workspace or os.getcwd())
+    project = settings.project_key(workspace)
     store = wiring.make_store(settings, None)
     require_project(store, owner, project)
     stats = store.stats(owner, project)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 
+from fixmem.identity import resolve_owner
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -35,19 +37,6 @@ def default_data_dir(env: Mapping[str, str]) -> str:
     xdg = env.get("XDG_DATA_HOME")
     base = xdg or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "fixmem")
-
-
-def login_name(env: Mapping[str, str]) -> str:
-    """The user's login name ("" when none can be found): ``USER``, else as ``getpass.getuser`` finds it."""
-    for name in ("USER", "LOGNAME", "LNAME", "USERNAME"):
-        if env.get(name):
-            return env[name]
-    try:
-        import pwd  # noqa: PLC0415
-
-        return pwd.getpwuid(os.getuid()).pw_name
-    except (ImportError, KeyError, OSError):  # no passwd entry (a container's anonymous uid)
-        return ""
 
 
 def _truthy(raw: str) -> bool:
@@ -134,7 +123,7 @@ class HookConfig:
 
         return cls(
             os.path.expanduser(get("DATA_DIR") or default_data_dir(env)),
-            get("OWNER") or login_name(env),
+            resolve_owner(None, env),
             project=get("PROJECT"),
             api_url=(get("API_URL") or "").rstrip("/") or None,
             api_token=get("API_TOKEN"),
