@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from fixmem import wiring
 from fixmem.settings import Settings
 from ingest.project_key import project_key_for
 from ingest.schema import WIRE_VERSION, derive_event_id, validate_event
@@ -40,9 +41,7 @@ class FixMemory:
         """
         base = settings or Settings.from_env()
         self.settings = base if data_dir is None else base.with_overrides(data_dir=os.fspath(data_dir))
-        self.store = store or FixStore(
-            self.settings.data_dir, cap=self.settings.rotation_cap, slack=self.settings.rotation_slack
-        )
+        self.store = store or wiring.library_store(self.settings)
         self._clock = clock
 
     def record_from_turn(

@@ -29,6 +29,7 @@ DEFAULT_DAEMON_IDLE_SECONDS = 1800.0  # Settings.hook_daemon_idle_seconds (0: no
 DEFAULT_COLD_WAIT_SECONDS = 5.0  # Settings.hook_cold_wait_seconds: a prompt waits for a starting daemon
 DEFAULT_STREAM = "fixmem:turns"  # Settings.stream (ingest.keys.DEFAULT_STREAM)
 DEFAULT_ROTATION_CAP = 500  # Settings.rotation_cap: entries a project keeps when the hook writes locally
+DEFAULT_ROTATION_SLACK = 50  # Settings.rotation_slack: lines past the cap an append may leave
 DEFAULT_K = 5
 
 
@@ -60,6 +61,7 @@ class HookConfig:
         "prompt_budget_tokens",
         "redis_url",
         "rotation_cap",
+        "rotation_slack",
         "session_budget_tokens",
         "stream",
         "timeout_seconds",
@@ -81,6 +83,7 @@ class HookConfig:
         daemon_idle_seconds: float = DEFAULT_DAEMON_IDLE_SECONDS,
         cold_wait_seconds: float = DEFAULT_COLD_WAIT_SECONDS,
         rotation_cap: int = DEFAULT_ROTATION_CAP,
+        rotation_slack: int = DEFAULT_ROTATION_SLACK,
         enabled: bool = True,
         k: int = DEFAULT_K,
     ) -> None:
@@ -90,7 +93,8 @@ class HookConfig:
         self.prompt_budget_tokens, self.session_budget_tokens = prompt_budget_tokens, session_budget_tokens
         self.timeout_seconds = timeout_seconds
         self.daemon_idle_seconds, self.cold_wait_seconds = daemon_idle_seconds, cold_wait_seconds
-        self.rotation_cap, self.enabled, self.k = rotation_cap, enabled, k
+        self.rotation_cap, self.rotation_slack = rotation_cap, rotation_slack
+        self.enabled, self.k = enabled, k
 
     def __repr__(self) -> str:
         shown = {name: getattr(self, name) for name in self.__slots__ if name != "api_token"}
@@ -135,6 +139,7 @@ class HookConfig:
             daemon_idle_seconds=number("HOOK_DAEMON_IDLE_SECONDS", DEFAULT_DAEMON_IDLE_SECONDS),
             cold_wait_seconds=number("HOOK_COLD_WAIT_SECONDS", DEFAULT_COLD_WAIT_SECONDS),
             rotation_cap=int(number("ROTATION_CAP", DEFAULT_ROTATION_CAP)),
+            rotation_slack=int(number("ROTATION_SLACK", DEFAULT_ROTATION_SLACK)),
             enabled=_truthy(get("FIX_MEMORY_ENABLED") or "1")
             and _truthy(get("FIX_MEMORY_AUTO_RECALL") or "1"),
         )

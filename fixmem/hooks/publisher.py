@@ -43,7 +43,8 @@ def publish_events(config: HookConfig, events: Sequence[TurnEvent]) -> list[str]
         except (IngestError, ValueError, OSError) as exc:
             raise PublishFailed(str(exc)) from exc
         return [e.event_id for e in events]
-    from store import FixEntry, FixStore  # noqa: PLC0415
+    from fixmem.hooks.stores import local_store  # noqa: PLC0415
+    from store import FixEntry  # noqa: PLC0415
     from store.errors import StoreError  # noqa: PLC0415
     from workers.extraction import extract  # noqa: PLC0415
 
@@ -53,7 +54,7 @@ def publish_events(config: HookConfig, events: Sequence[TurnEvent]) -> list[str]
         if entry is not None:
             by_project.setdefault((event.owner, event.project_key), []).append(entry)
     try:
-        store = FixStore(config.data_dir, cap=config.rotation_cap)
+        store = local_store(config)
         for (owner, project), entries in by_project.items():
             store.append(owner, project, entries)
     except (StoreError, OSError) as exc:

@@ -168,7 +168,8 @@ class LocalReader(Reader):
     def recall(self, owner: str, project: str, query: Query, k: int, budget_tokens: int) -> list[Candidate]:
         """``candidates`` for any owner, ``k`` and block budget (what the daemon is asked)."""
         _full_site()
-        from store import FixStore, prompt_block  # noqa: PLC0415 - the slow imports, only when needed
+        from fixmem.hooks.stores import local_store  # noqa: PLC0415 - the slow imports, only when needed
+        from store import prompt_block  # noqa: PLC0415
         from store.errors import StoreError  # noqa: PLC0415
 
         body = query.to_json()
@@ -177,7 +178,7 @@ class LocalReader(Reader):
         now = time.time()
         try:
             if self._store is None:
-                self._store = FixStore(self.config.data_dir, cap=self.config.rotation_cap)
+                self._store = local_store(self.config)
             recalled = self._store.recall(
                 owner,
                 project,
