@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from fixmem.identity import resolve_owner, resolve_project
+from fixmem.limits import DEFAULT_PROMPT_BUDGET_TOKENS
 from ingest import keys
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES
 
@@ -100,7 +101,7 @@ class Settings(BaseModel):
 
     # The memory itself
     fix_memory_enabled: bool = True
-    fix_memory_prompt_budget_tokens: int = Field(default=600, ge=50, le=20_000)
+    fix_memory_prompt_budget_tokens: int = Field(default=DEFAULT_PROMPT_BUDGET_TOKENS, ge=50, le=20_000)
     fix_memory_auto_recall: bool = True
     rotation_cap: int = Field(default=500, ge=1)
     # Lines past the cap an append may leave on disk (readers rotate); the log is rewritten once it would

@@ -22,10 +22,19 @@ from typing import Annotated, Any, Final, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
+from fixmem import service
+from fixmem.limits import (
+    DEFAULT_K,
+    DEFAULT_PROMPT_BUDGET_TOKENS,
+    MAX_ERROR_CHARS,
+    MAX_FILES,
+    MAX_K,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+)
 from fixmem.settings import Settings
-from store import FixStore, Recalled, fit_query, prompt_block
-from store.notes.workspace import workspace_prompt_block
+from store import FixStore
+from store.notes.render import DEFAULT_CEILING
 
 TOOL_NAME: Final = "recall_fixes"
 TOOL_TITLE: Final = "Recall past fixes"
@@ -129,10 +138,10 @@ class ToolContext:
     owner: str
     project_key: str
     workspace: str | None = None
-    budget_tokens: int = 600
+    budget_tokens: int = DEFAULT_PROMPT_BUDGET_TOKENS
     enabled: bool = True
     auto_recall: bool = True
-    notes_ceiling: int = 40
+    notes_ceiling: int = DEFAULT_CEILING
     clock: Callable[[], float] = field(default=time.time)
 
     @classmethod
@@ -165,21 +174,6 @@ class ToolResult:
         return {"prompt_block": self.prompt_block, "fixes": self.fixes}
 
 
-def _recall(
-    ctx: ToolContext, query: str, files: Sequence[str], errors: Sequence[str], k: int
-) -> list[Recalled]:
-    return ctx.store.recall(
-        ctx.owner,
-        ctx.project_key,
-        fit_query(query, MAX_QUERY_CHARS),
-        files=list(files),
-        errors=[fit_query(error, MAX_ERROR_CHARS) for error in errors],
-        k=k,
-        workspace=ctx.workspace,
-        now=ctx.clock(),
-    )
-
-
 def recall_fixes(ctx: ToolContext, args: Mapping[str, Any] | str | bytes | None) -> ToolResult:
     """The tool's handler: past fixes relevant to ``args`` (read-only).
 
@@ -188,10 +182,12 @@ def recall_fixes(ctx: ToolContext, args: Mapping[str, Any] | str | bytes | None)
     parsed = parse_args(args)
     if not ctx.enabled:
         return ToolResult(DISABLED, "", [])
-    recalled = _recall(ctx, parsed.query, parsed.files, [parsed.error] if parsed.error else [], parsed.k)
-    block = prompt_block(recalled, ctx.budget_tokens, workspace=ctx.workspace, now=ctx.clock())
-    fixes = [r.to_dict() for r in recalled]
-    return ToolResult(block or NOTHING_RELEVANT, block, fixes)
+    errors = [parsed.error] if parsed.error else []
+    question = service.Question(parsed.query, parsed.files, errors, parsed.k, ctx.workspace)
+    found = service.recall(
+        ctx.store, ctx.owner, ctx.project_key, question, budget_tokens=ctx.budget_tokens, now=ctx.clock()
+    )
+    return ToolResult(found.block or NOTHING_RELEVANT, found.block, [r.to_dict() for r in found.recalled])
 
 
 def auto_recall(
@@ -205,9 +201,17 @@ def auto_recall(
     if not (ctx.enabled and ctx.auto_recall):
         return ""
     query = user_message.strip()
-    recalled = _recall(ctx, query, files, errors, DEFAULT_K) if query or files or errors else []
-    return workspace_prompt_block(
-        ctx.workspace, recalled, ctx.budget_tokens, now=ctx.clock(), ceiling=ctx.notes_ceiling
+    now = ctx.clock()
+    question = service.Question(query, files, errors, DEFAULT_K, ctx.workspace)
+    found = query or files or errors
+    recalled = service.find(ctx.store, ctx.owner, ctx.project_key, question, now=now) if found else []
+    return service.render(
+        recalled,
+        ctx.budget_tokens,
+        now=now,
+        workspace=ctx.workspace,
+        notes=True,
+        notes_ceiling=ctx.notes_ceiling,
     )
 
 

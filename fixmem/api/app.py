@@ -43,6 +43,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from fixmem import service
 from fixmem.api.auth import TokenMap
 from fixmem.api.models import (
     ForgetOut,
@@ -61,7 +62,7 @@ from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
 from ingest.schema_doc import turn_event_json_schema, verdict_event_json_schema
 from ingest.workspaces import project_key_of
-from store import FixStore, InvalidKey, StoreError, StoreUnavailable, prompt_block
+from store import FixStore, InvalidKey, StoreError, StoreUnavailable
 from store.entry import ENTRY_ID_PATTERN
 from store.paths import canonical_key
 from workers.errors import WorkerError
@@ -212,8 +213,9 @@ def recall_fixes_for(
     with store_errors():
         if not ctx.store.read(who, key).entries:
             raise HTTPException(404, NOT_FOUND_PROJECT)
-        recalled = ctx.store.recall(who, key, q, files=files, errors=[error] if error else [], k=k, now=now)
-        block = prompt_block(recalled, ctx.settings.fix_memory_prompt_budget_tokens, now=now)
+        question = service.Question(q, files, [error] if error else [], k)
+        budget = ctx.settings.fix_memory_prompt_budget_tokens
+        found = service.recall(ctx.store, who, key, question, budget_tokens=budget, now=now)
     ctx.metrics.recall_duration.observe(time.perf_counter() - started)
     return RecallOut(
         project=canonical_key(key),  # a secret in the caller's key is not echoed back
@@ -222,9 +224,9 @@ def recall_fixes_for(
                 entry=r.entry, score=r.score, regressed=r.regressed, regressed_by=r.regressed_by,
                 stale=list(r.stale), tier=r.tier, reasons=r.reasons.to_dict(),
             )
-            for r in recalled
+            for r in found.recalled
         ],
-        prompt_block=block,
+        prompt_block=found.block,
     )  # fmt: skip
 
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 PREFIX = "FIXMEM_"
 # Mirrors of Settings defaults (checked by a test).
-DEFAULT_PROMPT_BUDGET_TOKENS = 600  # Settings.fix_memory_prompt_budget_tokens
+DEFAULT_PROMPT_BUDGET_TOKENS = 600  # Settings.fix_memory_prompt_budget_tokens (fixmem.limits)
 DEFAULT_SESSION_BUDGET_TOKENS = 2000  # Settings.hook_session_budget_tokens
 DEFAULT_HOOK_TIMEOUT_SECONDS = 0.5  # Settings.hook_timeout_seconds: one recall, then give up
 DEFAULT_DAEMON_IDLE_SECONDS = 1800.0  # Settings.hook_daemon_idle_seconds (0: no daemon, recall in-process)
@@ -30,7 +30,7 @@ DEFAULT_COLD_WAIT_SECONDS = 5.0  # Settings.hook_cold_wait_seconds: a prompt wai
 DEFAULT_STREAM = "fixmem:turns"  # Settings.stream (ingest.keys.DEFAULT_STREAM)
 DEFAULT_ROTATION_CAP = 500  # Settings.rotation_cap: entries a project keeps when the hook writes locally
 DEFAULT_ROTATION_SLACK = 50  # Settings.rotation_slack: lines past the cap an append may leave
-DEFAULT_K = 5
+DEFAULT_K = 5  # fixmem.limits.DEFAULT_K
 
 
 def default_data_dir(env: Mapping[str, str]) -> str:
