@@ -23,6 +23,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixmem import service
+from fixmem.errors import InvalidInput
 from fixmem.limits import (
     DEFAULT_K,
     DEFAULT_PROMPT_BUDGET_TOKENS,
@@ -90,7 +91,7 @@ SchemaFormat = Literal["openai", "anthropic", "mcp"]
 SCHEMA_FORMATS: Final = ("openai", "anthropic", "mcp")
 
 
-class ToolArgsError(ValueError):
+class ToolArgsError(InvalidInput):
     """Raised when the tool's arguments do not match its schema; the message says which and why."""
 
 

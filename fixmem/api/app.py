@@ -56,16 +56,16 @@ from fixmem.api.models import (
     projects_out,
     stats_out,
 )
+from fixmem.errors import classify
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_GET_QUERY_CHARS, MAX_K, MAX_PATH_CHARS
 from fixmem.metrics import ApiMetrics
 from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
 from ingest.schema_doc import turn_event_json_schema, verdict_event_json_schema
 from ingest.workspaces import project_key_of
-from store import FixStore, InvalidKey, StoreError, StoreUnavailable
+from store import FixStore
 from store.entry import ENTRY_ID_PATTERN
 from store.paths import canonical_key
-from workers.errors import WorkerError
 
 log = logging.getLogger("fixmem.api")
 
@@ -99,17 +99,19 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 @contextlib.contextmanager
 def store_errors() -> Iterator[None]:
-    """Store and lock failures as HTTP errors; the details go to the log, not to the caller."""
+    """Library failures as HTTP errors, by ``fixmem.errors.classify`` (the one table); the details go to
+    the log, not to the caller, unless the input was theirs."""
     try:
         yield
-    except InvalidKey as exc:
-        raise HTTPException(422, f"invalid project key or owner: {exc}") from exc
-    except StoreUnavailable as exc:
-        log.error("store unavailable: %s", exc)
-        raise HTTPException(503, "the fix memory store is unavailable; try again later") from exc
-    except (StoreError, WorkerError, redis.exceptions.RedisError) as exc:
-        log.error("request failed: %r", exc)
-        raise HTTPException(503, "the fix memory is busy or unavailable; try again later") from exc
+    except HTTPException:
+        raise
+    except Exception as exc:
+        failure = classify(exc)
+        if failure is None:
+            raise
+        if failure.http_status >= 500:
+            log.error("request failed: %s", failure.message)
+        raise HTTPException(failure.http_status, failure.public) from exc
 
 
 def _validation_message(exc: RequestValidationError) -> str:
