@@ -9,8 +9,8 @@ from fastapi import HTTPException
 
 from fixmem import errors as _errors
 from fixmem.api.app import store_errors
+from fixmem.mcp.tool import ToolArgsError as _ToolArgsError
 from fixmem.settings import SettingsError as _SettingsError
-from fixmem.tool import ToolArgsError as _ToolArgsError
 from ingest.errors import DeadLetterReason
 from ingest.errors import InvalidEvent as _InvalidEvent
 from store.errors import InvalidKey as _InvalidKey

@@ -20,9 +20,9 @@ from fixmem.cli import main
 from fixmem.hooks import claude_code
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.reader import LocalReader, Query
+from fixmem.mcp.tool import ToolContext, recall_fixes
 from fixmem.memory import FixMemory
 from fixmem.settings import Settings
-from fixmem.tool import ToolContext, recall_fixes
 from store import Recalled
 from tests.configs import fix_store
 from tests.fixmem.api_server import ALICE, running_api

@@ -16,14 +16,14 @@ import httpx
 import pytest
 
 from fixmem import identity
-from fixmem.api_cli import mcp_context
+from fixmem.api.child import api_child
 from fixmem.cli import main
+from fixmem.cli.api import mcp_context
 from fixmem.harness import Harness
 from fixmem.hooks import claude_code
+from fixmem.mcp.tool import recall_fixes
 from fixmem.memory import FixMemory
 from fixmem.settings import Settings
-from fixmem.tool import recall_fixes
-from fixmem.up_api import api_child
 from tests.configs import fix_store
 from tests.fixmem.api_server import running_api
 from tests.store.factories import make_entry

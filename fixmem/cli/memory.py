@@ -10,9 +10,9 @@ from pathlib import Path
 import click
 
 from fixmem import service, wiring
+from fixmem.cli.options import data_dir_option, load_settings, owner_option, redis_url_option, require_owner
 from fixmem.errors import CliError, ExitCode
 from fixmem.limits import DEFAULT_K, MAX_K
-from fixmem.options import data_dir_option, load_settings, owner_option, redis_url_option, require_owner
 from store import FixStore
 from store.catalog import nearest_first
 from store.paths import canonical_key

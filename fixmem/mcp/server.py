@@ -18,7 +18,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from fixmem.errors import InvalidInput, classify
-from fixmem.tool import DESCRIPTION, TOOL_NAME, ToolContext, recall_fixes, tool_schema
+from fixmem.mcp.tool import DESCRIPTION, TOOL_NAME, ToolContext, recall_fixes, tool_schema
 
 log = logging.getLogger("fixmem.mcp")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from fixmem import wiring
+from fixmem.cli.options import load_settings, owner_option, redis_url_option, require_owner
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import load_settings, owner_option, redis_url_option, require_owner
 from ingest.schema import VERDICT_SOURCES
 
 
