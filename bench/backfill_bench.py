@@ -49,8 +49,7 @@ import redis
 from rq import Worker
 
 from bench.common import cpu_seconds, default_store
-from fixmem.backfill_cli import run_config
-from fixmem.backfill_outcomes import PresenceProbe, collect
+from fixmem.cli.backfill import run_config
 from fixmem.demo import demo_turns
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
@@ -62,6 +61,7 @@ from ingest.importers import import_file
 from ingest.publish import publish_many
 from store import FixStore, entry_id
 from store.paths import project_files
+from workers.backfill_outcomes import PresenceProbe, collect
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "backfill.json"

@@ -34,7 +34,7 @@ from bench.backfill_bench import pipeline
 from bench.common import histogram_quantile, load_average, summary_ms
 from bench.corpus import SHARED_CORPUS
 from bench.generator import TurnGenerator
-from fixmem.backfill_cli import run_config
+from fixmem.cli.backfill import run_config
 from fixmem.settings import Settings
 from ingest.backfill.run import run_backfill
 from ingest.schema import parse_event

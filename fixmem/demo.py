@@ -14,9 +14,11 @@ from typing import Any, TextIO
 
 import redis
 
+from fixmem import service
+from fixmem.limits import DEFAULT_PROMPT_BUDGET_TOKENS
 from ingest.publish import publish_many
 from ingest.schema import validate_event
-from store import FixEntry, FixStore, entry_id, prompt_block
+from store import FixEntry, FixStore, entry_id
 
 OWNER = "demo"
 PROJECT = "github.com/fixmem/demo-widgets"
@@ -151,7 +153,7 @@ def run_demo(
     stream: str,
     out: TextIO,
     timeout: float = 60.0,
-    budget_tokens: int = 600,
+    budget_tokens: int = DEFAULT_PROMPT_BUDGET_TOKENS,
     clock: Callable[[], float] = time.time,
 ) -> DemoResult:
     """Publish the demo turns, wait for their entries, print them and the recall prompt block.
@@ -177,7 +179,10 @@ def run_demo(
         tests = f"{entry.tests.command} -> {entry.tests.summary}" if entry.tests else "no tests run"
         out.write(f"  {entry.id}  {entry.outcome:<10}  files={entry.files}\n")
         out.write(f"      errors={entry.errors}\n      tests: {tests}\n")
-    recalled = store.recall(OWNER, PROJECT, QUERY, now=clock())  # no workspace: the demo's is not on disk
-    block = prompt_block(recalled, budget_tokens, now=clock())
+    # no workspace: the demo's is not on disk
+    answer = service.recall(
+        store, OWNER, PROJECT, service.Question(QUERY), budget_tokens=budget_tokens, now=clock()
+    )
+    block = answer.block
     out.write(f"\ndemo: recall for {QUERY!r}:\n\n{block or '(nothing relevant: recall abstains)'}\n\n")
     return DemoResult(entries, block)

@@ -1,4 +1,18 @@
-"""Named exit codes and the translation of library errors into one-line CLI errors.
+"""fixmem's error tree, and the one table that maps every failure to an exit code, an HTTP status and a
+tool error.
+
+The tree (dramatiq's shape)::
+
+    FixmemError                 the root of fixmem's own errors
+    ├── InvalidInput            the caller's input is refused (422, exit 65, the message is shown)
+    ├── NotFound                the thing named does not exist (404, exit 66)
+    ├── Unavailable             the store or Redis cannot be reached or read (503, exit 74 or 69)
+    └── Busy                    a lock stayed held, a conflict: try again (503, exit 75)
+
+Each category is mapped once (``RESPONSES``). The packages keep their own roots (``store.errors``,
+``ingest.errors``, ``workers.errors``, redis-py's): ``classify`` translates them into a category in one
+table (``_TRANSLATIONS``), so the CLI (``translate``), the HTTP API (``fixmem.api.app.store_errors``) and
+the MCP tool answer the same failure the same way.
 
 Exit codes follow sysexits(3) where one fits. ``ExitCode`` is the one list of them, and
 ``EXIT_CODE_MEANINGS`` says what each means; the README's table is ``exit_codes_markdown()`` (a test
@@ -7,7 +21,8 @@ keeps the two equal).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import IntEnum
 
 import click
@@ -83,33 +98,135 @@ class RedisUnavailable(CliError):
         self.url = url
 
 
-def translate(exc: BaseException) -> CliError | None:
-    """The CLI error for a library exception that escaped a command, or None to let it propagate."""
-    if isinstance(exc, CliError):
-        return exc
+class FixmemError(Exception):
+    """The root of fixmem's own errors: raise one of its categories."""
+
+
+class InvalidInput(FixmemError, ValueError):
+    """Raised when the caller's input is refused; the message says which part and why (it is shown)."""
+
+
+class NotFound(FixmemError):
+    """Raised when the project, entry or dead letter named does not exist."""
+
+
+class Unavailable(FixmemError):
+    """Raised when the store or Redis cannot be reached, read or written."""
+
+
+class Busy(FixmemError):
+    """Raised when a lock stayed held or a write conflicted: trying again may succeed."""
+
+
+@dataclass(frozen=True)
+class Response:
+    """How one category answers: the CLI's exit code, the HTTP status, and the text a tool caller or
+    an HTTP client reads (None: the error's own message, which is about the caller's input)."""
+
+    exit_code: ExitCode
+    http_status: int
+    public: str | None
+
+
+RESPONSES: dict[type[FixmemError], Response] = {
+    InvalidInput: Response(ExitCode.DATA_ERROR, 422, None),
+    NotFound: Response(ExitCode.NOT_FOUND, 404, "not found"),
+    Unavailable: Response(ExitCode.STORE_UNAVAILABLE, 503, "the fix memory is unavailable; try again later"),
+    Busy: Response(ExitCode.TIMEOUT, 503, "the fix memory is busy; try again later"),
+}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A classified exception: its category, the one-line message (CLI, logs) and the exit code."""
+
+    category: type[FixmemError]
+    message: str
+    exit_code: ExitCode
+
+    @property
+    def http_status(self) -> int:
+        return RESPONSES[self.category].http_status
+
+    @property
+    def public(self) -> str:
+        """What an HTTP client or a tool caller reads: no internals unless the input was theirs."""
+        return RESPONSES[self.category].public or self.message
+
+
+# (matches, category, exit code or None for the category's, message): first match wins, most specific first.
+Translation = tuple[
+    Callable[[BaseException], bool], type[FixmemError], ExitCode | None, Callable[[BaseException], str]
+]
+
+
+def _translations() -> list[Translation]:
     # imported here, not at the top: every command imports this module, few use all of these
     import redis  # noqa: PLC0415
 
     from fixmem.settings import SettingsError  # noqa: PLC0415
-    from store.errors import StoreError  # noqa: PLC0415
-    from workers.errors import LockTimeout  # noqa: PLC0415
+    from ingest.errors import IngestError, InvalidEvent  # noqa: PLC0415
+    from store.errors import InvalidKey, StoreError, StoreUnavailable  # noqa: PLC0415
+    from workers.errors import LockTimeout, WorkerError  # noqa: PLC0415
 
-    if isinstance(exc, SettingsError):
-        return CliError(f"bad setting: {exc}", ExitCode.CONFIG_ERROR)
-    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
-        return CliError(f"lost the connection to Redis: {exc}", ExitCode.REDIS_UNAVAILABLE)
-    if isinstance(exc, redis.exceptions.OutOfMemoryError) or (
-        isinstance(exc, redis.exceptions.ResponseError) and "maxmemory" in str(exc)
-    ):
-        return CliError(
-            "Redis is out of memory (maxmemory with noeviction): the pipeline is behind; see `fixmem status`",
-            ExitCode.REDIS_UNAVAILABLE,
+    def oom(exc: BaseException) -> bool:
+        return isinstance(exc, redis.exceptions.OutOfMemoryError) or (
+            isinstance(exc, redis.exceptions.ResponseError) and "maxmemory" in str(exc)
         )
-    if isinstance(exc, StoreError):
-        return CliError(f"store: {exc}", ExitCode.STORE_UNAVAILABLE)
-    if isinstance(exc, LockTimeout):  # a write waited FIXMEM_LOCK_WAIT_SECONDS for a project's lease
-        return CliError(f"{exc}: try again", ExitCode.TIMEOUT)
+
+    def kind(*types: type[BaseException]) -> Callable[[BaseException], bool]:
+        return lambda exc: isinstance(exc, types)
+
+    return [
+        (kind(SettingsError), InvalidInput, ExitCode.CONFIG_ERROR, lambda e: f"bad setting: {e}"),
+        (
+            kind(InvalidKey),
+            InvalidInput,
+            ExitCode.STORE_UNAVAILABLE,
+            lambda e: f"invalid project key or owner: {e}",
+        ),
+        (kind(InvalidEvent), InvalidInput, None, lambda e: f"invalid event: {e}"),
+        (
+            kind(redis.exceptions.ConnectionError, redis.exceptions.TimeoutError),
+            Unavailable,
+            ExitCode.REDIS_UNAVAILABLE,
+            lambda e: f"lost the connection to Redis: {e}",
+        ),
+        (
+            oom,
+            Unavailable,
+            ExitCode.REDIS_UNAVAILABLE,
+            lambda e: (
+                "Redis is out of memory (maxmemory with noeviction): the pipeline is behind; see "
+                "`fixmem status`"
+            ),
+        ),
+        (kind(StoreUnavailable, StoreError), Unavailable, None, lambda e: f"store: {e}"),
+        # a write waited FIXMEM_LOCK_WAIT_SECONDS for a project's lease
+        (kind(LockTimeout), Busy, None, lambda e: f"{e}: try again"),
+        (kind(WorkerError), Busy, None, lambda e: f"{e}: try again"),
+        (kind(redis.exceptions.RedisError, IngestError), Unavailable, ExitCode.REDIS_UNAVAILABLE, str),
+    ]
+
+
+def classify(exc: BaseException) -> Failure | None:
+    """The category of ``exc`` (one of fixmem's, or a package's error translated), or None when it is
+    none of them (a bug: let it propagate)."""
+    for category, response in RESPONSES.items():
+        if isinstance(exc, category):
+            return Failure(category, str(exc), response.exit_code)
+    for matches, category, code, message in _translations():
+        if matches(exc):
+            return Failure(category, message(exc), code or RESPONSES[category].exit_code)
     return None
+
+
+def translate(exc: BaseException) -> CliError | None:
+    """The CLI error for a library exception that escaped a command, or None to let it propagate."""
+    if isinstance(exc, CliError):
+        return exc
+    failure = classify(exc)
+    return None if failure is None else CliError(failure.message, failure.exit_code)
 
 
 def run_group(group: click.Group, argv: Sequence[str] | None = None) -> int:

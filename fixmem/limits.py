@@ -1,4 +1,4 @@
-"""The bounds of a recall request, in one place: the HTTP API, the ``recall_fixes`` tool and the CLI.
+"""The bounds and defaults of a recall request, in one place: every surface (``fixmem.service``).
 
 A task text arrives whole (an issue or PR description: 40 to 600 words, sometimes a log): the API's POST,
 the tool and the CLI take up to ``MAX_QUERY_CHARS`` (the tool and the CLI trim a longer one with
@@ -15,5 +15,7 @@ MAX_GET_QUERY_CHARS: Final = 4000
 MAX_ERROR_CHARS: Final = 4000
 MAX_FILES: Final = 50
 MAX_PATH_CHARS: Final = 1024
-DEFAULT_K: Final = 5
+DEFAULT_K: Final = 5  # fixes recalled when the caller names no k (the hooks mirror it: hooks/config.py)
 MAX_K: Final = 50
+# Settings.fix_memory_prompt_budget_tokens defaults to this (the hooks mirror it: hooks/config.py)
+DEFAULT_PROMPT_BUDGET_TOKENS: Final = 600

@@ -14,13 +14,12 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from fixmem import service, wiring
+from fixmem.limits import DEFAULT_K
 from fixmem.settings import Settings
 from ingest.project_key import project_key_for
 from ingest.schema import WIRE_VERSION, derive_event_id, validate_event
 from store import FixEntry, FixStore, Recalled
-from store import prompt_block as render_block
-from store.notes.workspace import workspace_prompt_block
-from workers.extraction import extract
 
 
 class FixMemory:
@@ -40,9 +39,7 @@ class FixMemory:
         """
         base = settings or Settings.from_env()
         self.settings = base if data_dir is None else base.with_overrides(data_dir=os.fspath(data_dir))
-        self.store = store or FixStore(
-            self.settings.data_dir, cap=self.settings.rotation_cap, slack=self.settings.rotation_slack
-        )
+        self.store = store or wiring.library_store(self.settings)
         self._clock = clock
 
     def record_from_turn(
@@ -90,14 +87,7 @@ class FixMemory:
             # The turn's identity is its content: the time we happened to record it at is not part of it,
             # so recording the same turn twice (a retry, a re-run hook) writes it once.
             event.event_id = derive_event_id(event.model_copy(update={"ts": 0.0}))
-        extracted = extract(event, enabled=self.settings.fix_memory_enabled)
-        if extracted.entry is None:
-            return None
-        result = self.store.append(owner, event.project_key, [extracted.entry])
-        if result.forgotten:
-            return None
-        written = {e.id: e for e in result.added}
-        return written.get(extracted.entry.id, extracted.entry)
+        return service.record(self.store, [event], enabled=self.settings.fix_memory_enabled)[0]
 
     def recall(
         self,
@@ -107,7 +97,7 @@ class FixMemory:
         *,
         files: Sequence[str] | None = None,
         errors: Sequence[str] | None = None,
-        k: int = 5,
+        k: int = DEFAULT_K,
         workspace: str | None = None,
     ) -> list[Recalled]:
         """The past fixes relevant to ``query``, best first; ``[]`` when nothing is relevant or memory is off.
@@ -116,9 +106,8 @@ class FixMemory:
         """
         if not self.settings.fix_memory_enabled:
             return []
-        return self.store.recall(
-            owner, project_key, query, files=files, errors=errors, k=k, workspace=workspace, now=self._clock()
-        )
+        question = service.Question(query, files or (), errors or (), k, workspace)
+        return service.find(self.store, owner, project_key, question, now=self._clock())
 
     def prompt_block(
         self,
@@ -135,17 +124,15 @@ class FixMemory:
         is given). ``""`` when there is nothing to show.
         """
         budget = self.settings.fix_memory_prompt_budget_tokens if budget_tokens is None else budget_tokens
-        now = self._clock()
-        if workspace:
-            return workspace_prompt_block(
-                workspace,
-                entries,
-                budget,
-                now=now,
-                ceiling=self.settings.notes_ceiling,
-                known_commits=known_commits,
-            )
-        return render_block(entries, budget, known_commits=known_commits, now=now)
+        return service.render(
+            entries,
+            budget,
+            now=self._clock(),
+            workspace=workspace,
+            notes=True,
+            notes_ceiling=self.settings.notes_ceiling,
+            known_commits=known_commits,
+        )
 
     def stats(self, owner: str, project_key: str) -> dict[str, Any]:
         """Counts and ratios by outcome, top tags, superseded, malformed, oldest/newest ts, bytes."""
@@ -198,7 +185,7 @@ def recall(
     *,
     files: Sequence[str] | None = None,
     errors: Sequence[str] | None = None,
-    k: int = 5,
+    k: int = DEFAULT_K,
 ) -> list[Recalled]:
     """``FixMemory.recall`` on the default memory."""
     return default_memory().recall(owner, project_key, query, files=files, errors=errors, k=k)

@@ -11,8 +11,8 @@ import sys
 
 import click
 
+from fixmem.cli.pipeline import ingest_command, worker_command
 from fixmem.errors import run_group
-from fixmem.pipeline_cli import ingest_command, worker_command
 
 
 @click.group()

@@ -7,7 +7,6 @@ mapping). Every field maps to ``FIXMEM_<FIELD NAME IN UPPER CASE>``; CLI flags o
 
 from __future__ import annotations
 
-import getpass
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
+from fixmem.identity import resolve_owner, resolve_project
+from fixmem.limits import DEFAULT_PROMPT_BUDGET_TOKENS
 from ingest import keys
 from ingest.schema import DEFAULT_MAX_EVENT_BYTES
 
@@ -26,15 +27,6 @@ def default_data_dir(env: Mapping[str, str]) -> Path:
     xdg = env.get("XDG_DATA_HOME")
     base = Path(xdg) if xdg else Path(env.get("HOME", str(Path.home()))) / ".local" / "share"
     return base / "fixmem"
-
-
-def login_name() -> str | None:
-    """The login name (``getpass.getuser``: ``LOGNAME``, ``USER``, … then the password database), or None
-    when this uid has none (some containers)."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return None
 
 
 class SettingsError(ValueError):
@@ -101,13 +93,15 @@ class Settings(BaseModel):
     backfill_nice: int = Field(default=10, ge=0, le=19)  # `fixmem backfill` lowers its CPU priority by this
 
     # Whose memory and which project the commands mean (`--owner`, `--project`, `--workspace` override)
-    owner: str | None = None  # from_env: the login name; None: the commands that need one ask for it
+    # from_env: fixmem.identity.resolve_owner (FIXMEM_OWNER, LOGNAME, USER, the uid's login name); None: the
+    # commands that need one ask for it
+    owner: str | None = None
     project: str | None = None  # None: the key of the workspace (its origin remote, else its path)
     workspace: Path | None = None  # None: the current directory
 
     # The memory itself
     fix_memory_enabled: bool = True
-    fix_memory_prompt_budget_tokens: int = Field(default=600, ge=50, le=20_000)
+    fix_memory_prompt_budget_tokens: int = Field(default=DEFAULT_PROMPT_BUDGET_TOKENS, ge=50, le=20_000)
     fix_memory_auto_recall: bool = True
     rotation_cap: int = Field(default=500, ge=1)
     # Lines past the cap an append may leave on disk (readers rotate); the log is rewritten once it would
@@ -153,12 +147,13 @@ class Settings(BaseModel):
         Raises SettingsError naming the variable when a value does not parse.
         """
         env = os.environ if env is None else env
-        values: dict[str, Any] = {"data_dir": default_data_dir(env), "owner": login_name()}
+        values: dict[str, Any] = {"data_dir": default_data_dir(env)}
         for name in cls.model_fields:
             raw = env.get(ENV_PREFIX + name.upper())
             if raw is not None and raw != "":
                 values[name] = raw
         values.update({k: v for k, v in overrides.items() if v is not None})
+        values["owner"] = resolve_owner(overrides.get("owner"), env) or None
         try:
             settings = cls.model_validate(values)
         except ValidationError as exc:
@@ -167,6 +162,13 @@ class Settings(BaseModel):
             )
             raise SettingsError(problems) from exc
         return settings.model_copy(update={"data_dir": settings.data_dir.expanduser()})
+
+    def project_key(self, workspace: str | os.PathLike[str] | None = None) -> str:
+        """The project meant: the ``project`` setting (``--project``, ``FIXMEM_PROJECT``), else the key of
+        ``workspace`` (default: the ``workspace`` setting, else the current directory); see
+        ``fixmem.identity.resolve_project``."""
+        where = workspace if workspace is not None else self.workspace
+        return resolve_project(self.project, workspace=os.fspath(where) if where else None, env={})
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """A copy with the given fields replaced (``None`` values are ignored), validated again."""

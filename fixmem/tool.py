@@ -1,234 +1,36 @@
-"""The ``recall_fixes`` tool: a read-only lookup of past fixes, its schemas, and auto-recall.
-
-- ``recall_fixes(ctx, args)``: the handler. ``args`` = ``{query, files?, error?, k?}`` (a mapping, or the
-  JSON string OpenAI hands over); returns a ``ToolResult`` (the text the model reads, the prompt block,
-  the fixes). Reads the store only: no side effect, safe to call any number of times.
-- ``INPUT_SCHEMA`` (JSON Schema) and ``tool_schema("openai" | "anthropic" | "mcp")``: the same tool in
-  each vendor's tool format (``fixmem tool-schema``); ``RecallArgs`` validates exactly what it describes.
-- ``auto_recall(ctx, user_message, files=, errors=)``: the block to inject before a turn (project notes,
-  then past fixes, within the budget), or "" when ``fix_memory_auto_recall`` is off or nothing is relevant.
-
-The tool runs where the agent runs (MCP stdio, or in the harness), so ``workspace`` is the agent's own
-checkout: paths are normalized against it and fixes whose files are gone are marked stale.
-"""
+"""The old path of the ``recall_fixes`` tool (the README's integration example imports it): the tool
+lives in ``fixmem.mcp.tool``; this shim keeps ``from fixmem.tool import …`` working."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Final, Literal
-
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
-from fixmem.settings import Settings
-from store import FixStore, Recalled, fit_query, prompt_block
-from store.notes.workspace import workspace_prompt_block
-
-TOOL_NAME: Final = "recall_fixes"
-TOOL_TITLE: Final = "Recall past fixes"
-NOTHING_RELEVANT: Final = "No relevant past fix in this project."
-DISABLED: Final = "Fix memory is disabled here (fix_memory_enabled is off)."
-
-DESCRIPTION: Final = (
-    "Look up past fixes in the current project before working on a task: what was changed, in which "
-    "files, for which error, and whether the tests then passed (fixed), still failed (partial) or were "
-    "not run (unverified). Call it with the task: a sentence or the whole issue text (names, paths and "
-    "tracebacks in it help); add the files you expect to touch and the error you are facing when you know "
-    "them. Returns a short 'Past fixes in this project' list, closely related fixes first, or says that "
-    "nothing relevant is known. Read-only."
+from fixmem.mcp.tool import (
+    DESCRIPTION,
+    INPUT_SCHEMA,
+    SCHEMA_FORMATS,
+    TOOL_NAME,
+    RecallArgs,
+    SchemaFormat,
+    ToolArgsError,
+    ToolContext,
+    ToolResult,
+    auto_recall,
+    parse_args,
+    recall_fixes,
+    tool_schema,
 )
 
-INPUT_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "description": (
-                f"The task or problem at hand: a sentence or the whole issue text (over {MAX_QUERY_CHARS} "
-                "characters it is trimmed to its head and its code and traceback lines)."
-            ),
-        },
-        "files": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": MAX_PATH_CHARS},
-            "maxItems": MAX_FILES,
-            "description": "Files the task is about (paths relative to the workspace).",
-        },
-        "error": {
-            "type": "string",
-            "description": (
-                f"An error message or failing test line you are facing (over {MAX_ERROR_CHARS} characters "
-                "it is trimmed)."
-            ),
-        },
-        "k": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_K,
-            "default": DEFAULT_K,
-            "description": f"At most this many fixes (default {DEFAULT_K}).",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
-
-SchemaFormat = Literal["openai", "anthropic", "mcp"]
-SCHEMA_FORMATS: Final = ("openai", "anthropic", "mcp")
-
-
-class ToolArgsError(ValueError):
-    """Raised when the tool's arguments do not match its schema; the message says which and why."""
-
-
-Path_ = Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)]
-
-
-class RecallArgs(BaseModel):
-    """The tool's arguments, validated as ``INPUT_SCHEMA`` describes them."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    query: str = Field(min_length=1)  # trimmed, not refused, when longer than MAX_QUERY_CHARS
-    files: list[Path_] = Field(default_factory=list, max_length=MAX_FILES)
-    error: str | None = None  # trimmed to MAX_ERROR_CHARS
-    k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)
-
-
-def parse_args(args: Mapping[str, Any] | str | bytes | None) -> RecallArgs:
-    """``args`` as ``RecallArgs``; a JSON string (OpenAI's ``arguments``) is decoded first.
-
-    Raises ToolArgsError naming each bad field.
-    """
-    if isinstance(args, str | bytes):
-        try:
-            args = orjson.loads(args)
-        except orjson.JSONDecodeError as exc:
-            raise ToolArgsError(f"arguments are not valid JSON: {exc}") from exc
-    if not isinstance(args, Mapping):
-        raise ToolArgsError(f"arguments must be a JSON object, not {type(args).__name__}")
-    try:
-        return RecallArgs.model_validate(dict(args))
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-            for e in exc.errors(include_url=False, include_input=False)
-        )
-        raise ToolArgsError(f"invalid {TOOL_NAME} arguments: {problems}") from exc
-
-
-@dataclass(frozen=True)
-class ToolContext:
-    """Whose memory, which project, which checkout, and the settings the tool honours."""
-
-    store: FixStore
-    owner: str
-    project_key: str
-    workspace: str | None = None
-    budget_tokens: int = 600
-    enabled: bool = True
-    auto_recall: bool = True
-    notes_ceiling: int = 40
-    clock: Callable[[], float] = field(default=time.time)
-
-    @classmethod
-    def from_settings(
-        cls, settings: Settings, store: FixStore, *, owner: str, project_key: str, workspace: str | None
-    ) -> ToolContext:
-        """A context with the budget, switches and notes ceiling of ``settings``."""
-        return cls(
-            store=store,
-            owner=owner,
-            project_key=project_key,
-            workspace=workspace,
-            budget_tokens=settings.fix_memory_prompt_budget_tokens,
-            enabled=settings.fix_memory_enabled,
-            auto_recall=settings.fix_memory_auto_recall,
-            notes_ceiling=settings.notes_ceiling,
-        )
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What the tool returns: ``text`` for the model, and the same as data."""
-
-    text: str
-    prompt_block: str
-    fixes: list[dict[str, Any]]
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON object (MCP ``structuredContent``)."""
-        return {"prompt_block": self.prompt_block, "fixes": self.fixes}
-
-
-def _recall(
-    ctx: ToolContext, query: str, files: Sequence[str], errors: Sequence[str], k: int
-) -> list[Recalled]:
-    return ctx.store.recall(
-        ctx.owner,
-        ctx.project_key,
-        fit_query(query, MAX_QUERY_CHARS),
-        files=list(files),
-        errors=[fit_query(error, MAX_ERROR_CHARS) for error in errors],
-        k=k,
-        workspace=ctx.workspace,
-        now=ctx.clock(),
-    )
-
-
-def recall_fixes(ctx: ToolContext, args: Mapping[str, Any] | str | bytes | None) -> ToolResult:
-    """The tool's handler: past fixes relevant to ``args`` (read-only).
-
-    Raises ToolArgsError for bad arguments; StoreError when the store cannot be read.
-    """
-    parsed = parse_args(args)
-    if not ctx.enabled:
-        return ToolResult(DISABLED, "", [])
-    recalled = _recall(ctx, parsed.query, parsed.files, [parsed.error] if parsed.error else [], parsed.k)
-    block = prompt_block(recalled, ctx.budget_tokens, workspace=ctx.workspace, now=ctx.clock())
-    fixes = [r.to_dict() for r in recalled]
-    return ToolResult(block or NOTHING_RELEVANT, block, fixes)
-
-
-def auto_recall(
-    ctx: ToolContext, user_message: str, *, files: Sequence[str] = (), errors: Sequence[str] = ()
-) -> str:
-    """The block to inject before a turn: project notes, then relevant past fixes, within the budget.
-
-    "" when auto-recall or the memory is off, and when there is neither a note nor a relevant fix.
-    Raises StoreError when the store cannot be read.
-    """
-    if not (ctx.enabled and ctx.auto_recall):
-        return ""
-    query = user_message.strip()
-    recalled = _recall(ctx, query, files, errors, DEFAULT_K) if query or files or errors else []
-    return workspace_prompt_block(
-        ctx.workspace, recalled, ctx.budget_tokens, now=ctx.clock(), ceiling=ctx.notes_ceiling
-    )
-
-
-def tool_schema(fmt: SchemaFormat) -> dict[str, Any]:
-    """The tool definition in OpenAI (Chat Completions ``tools``), Anthropic or MCP ``tools/list`` form.
-
-    Raises ValueError for an unknown format.
-    """
-    if fmt == "openai":
-        return {
-            "type": "function",
-            "function": {"name": TOOL_NAME, "description": DESCRIPTION, "parameters": INPUT_SCHEMA},
-        }
-    if fmt == "anthropic":
-        return {"name": TOOL_NAME, "description": DESCRIPTION, "input_schema": INPUT_SCHEMA}
-    if fmt == "mcp":
-        return {
-            "name": TOOL_NAME,
-            "title": TOOL_TITLE,
-            "description": DESCRIPTION,
-            "inputSchema": INPUT_SCHEMA,
-            "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
-        }
-    raise ValueError(f"unknown tool schema format {fmt!r}: one of {', '.join(SCHEMA_FORMATS)}")
+__all__ = [
+    "DESCRIPTION",
+    "INPUT_SCHEMA",
+    "SCHEMA_FORMATS",
+    "TOOL_NAME",
+    "RecallArgs",
+    "SchemaFormat",
+    "ToolArgsError",
+    "ToolContext",
+    "ToolResult",
+    "auto_recall",
+    "parse_args",
+    "recall_fixes",
+    "tool_schema",
+]

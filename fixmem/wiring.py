@@ -169,6 +169,14 @@ def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
     )
 
 
+def library_store(settings: Settings) -> FixStore:
+    """The store of the in-process Python API (``FixMemory``): the settings' cap and slack, and the Redis
+    lease lock of the workers when ``store_lock=redis`` and ``FIXMEM_REDIS_URL`` names their Redis (not
+    contacted until a write takes the lock); else the flock every write takes."""
+    wants_redis = settings.store_lock == "redis" and bool(settings.redis_url)
+    return make_store(settings, redis_client(settings, ping=False) if wants_redis else None)
+
+
 def writer_store(settings: Settings) -> FixStore:
     """The store for a command that writes (``forget``, ``import``): the workers' lock kind.
 

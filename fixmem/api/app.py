@@ -43,6 +43,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from fixmem import service
 from fixmem.api.auth import TokenMap
 from fixmem.api.models import (
     ForgetOut,
@@ -55,16 +56,16 @@ from fixmem.api.models import (
     projects_out,
     stats_out,
 )
+from fixmem.errors import classify
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_GET_QUERY_CHARS, MAX_K, MAX_PATH_CHARS
 from fixmem.metrics import ApiMetrics
 from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
 from ingest.schema_doc import turn_event_json_schema, verdict_event_json_schema
 from ingest.workspaces import project_key_of
-from store import FixStore, InvalidKey, StoreError, StoreUnavailable, prompt_block
+from store import FixStore
 from store.entry import ENTRY_ID_PATTERN
 from store.paths import canonical_key
-from workers.errors import WorkerError
 
 log = logging.getLogger("fixmem.api")
 
@@ -98,17 +99,19 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 @contextlib.contextmanager
 def store_errors() -> Iterator[None]:
-    """Store and lock failures as HTTP errors; the details go to the log, not to the caller."""
+    """Library failures as HTTP errors, by ``fixmem.errors.classify`` (the one table); the details go to
+    the log, not to the caller, unless the input was theirs."""
     try:
         yield
-    except InvalidKey as exc:
-        raise HTTPException(422, f"invalid project key or owner: {exc}") from exc
-    except StoreUnavailable as exc:
-        log.error("store unavailable: %s", exc)
-        raise HTTPException(503, "the fix memory store is unavailable; try again later") from exc
-    except (StoreError, WorkerError, redis.exceptions.RedisError) as exc:
-        log.error("request failed: %r", exc)
-        raise HTTPException(503, "the fix memory is busy or unavailable; try again later") from exc
+    except HTTPException:
+        raise
+    except Exception as exc:
+        failure = classify(exc)
+        if failure is None:
+            raise
+        if failure.http_status >= 500:
+            log.error("request failed: %s", failure.message)
+        raise HTTPException(failure.http_status, failure.public) from exc
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -212,8 +215,9 @@ def recall_fixes_for(
     with store_errors():
         if not ctx.store.read(who, key).entries:
             raise HTTPException(404, NOT_FOUND_PROJECT)
-        recalled = ctx.store.recall(who, key, q, files=files, errors=[error] if error else [], k=k, now=now)
-        block = prompt_block(recalled, ctx.settings.fix_memory_prompt_budget_tokens, now=now)
+        question = service.Question(q, files, [error] if error else [], k)
+        budget = ctx.settings.fix_memory_prompt_budget_tokens
+        found = service.recall(ctx.store, who, key, question, budget_tokens=budget, now=now)
     ctx.metrics.recall_duration.observe(time.perf_counter() - started)
     return RecallOut(
         project=canonical_key(key),  # a secret in the caller's key is not echoed back
@@ -222,9 +226,9 @@ def recall_fixes_for(
                 entry=r.entry, score=r.score, regressed=r.regressed, regressed_by=r.regressed_by,
                 stale=list(r.stale), tier=r.tier, reasons=r.reasons.to_dict(),
             )
-            for r in recalled
+            for r in found.recalled
         ],
-        prompt_block=block,
+        prompt_block=found.block,
     )  # fmt: skip
 
 

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.reader import Candidate, ColdStart, Query, Reader, ReaderError, reader_for
 from fixmem.hooks.session import SessionState, SessionStore, choose, note_failure
+from fixmem.identity import resolve_project
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 if TYPE_CHECKING:
@@ -203,12 +204,9 @@ def touched(candidate: Candidate, path: str) -> bool:
 
 
 def project_of(config: HookConfig, cwd: str) -> str:
-    """``FIXMEM_PROJECT`` when set, else ``project_key_for(cwd)`` (the key the importer gives the session)."""
-    if config.project:
-        return config.project
-    from ingest.project_key import project_key_for  # noqa: PLC0415
-
-    return project_key_for(cwd or os.getcwd())
+    """``FIXMEM_PROJECT`` when set, else the key of ``cwd`` (the key the importer gives the session): the
+    one rule, ``fixmem.identity.resolve_project``."""
+    return resolve_project(config.project, workspace=cwd or None, env={})
 
 
 def spawn_publisher(config: HookConfig, payload: Mapping[str, Any], action: Publish) -> None:

@@ -14,20 +14,23 @@ from __future__ import annotations
 
 import os
 
+from fixmem.identity import resolve_owner
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 PREFIX = "FIXMEM_"
 # Mirrors of Settings defaults (checked by a test).
-DEFAULT_PROMPT_BUDGET_TOKENS = 600  # Settings.fix_memory_prompt_budget_tokens
+DEFAULT_PROMPT_BUDGET_TOKENS = 600  # Settings.fix_memory_prompt_budget_tokens (fixmem.limits)
 DEFAULT_SESSION_BUDGET_TOKENS = 2000  # Settings.hook_session_budget_tokens
 DEFAULT_HOOK_TIMEOUT_SECONDS = 0.5  # Settings.hook_timeout_seconds: one recall, then give up
 DEFAULT_DAEMON_IDLE_SECONDS = 1800.0  # Settings.hook_daemon_idle_seconds (0: no daemon, recall in-process)
 DEFAULT_COLD_WAIT_SECONDS = 5.0  # Settings.hook_cold_wait_seconds: a prompt waits for a starting daemon
 DEFAULT_STREAM = "fixmem:turns"  # Settings.stream (ingest.keys.DEFAULT_STREAM)
 DEFAULT_ROTATION_CAP = 500  # Settings.rotation_cap: entries a project keeps when the hook writes locally
-DEFAULT_K = 5
+DEFAULT_ROTATION_SLACK = 50  # Settings.rotation_slack: lines past the cap an append may leave
+DEFAULT_K = 5  # fixmem.limits.DEFAULT_K
 
 
 def default_data_dir(env: Mapping[str, str]) -> str:
@@ -35,19 +38,6 @@ def default_data_dir(env: Mapping[str, str]) -> str:
     xdg = env.get("XDG_DATA_HOME")
     base = xdg or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "fixmem")
-
-
-def login_name(env: Mapping[str, str]) -> str:
-    """The user's login name ("" when none can be found): ``USER``, else as ``getpass.getuser`` finds it."""
-    for name in ("USER", "LOGNAME", "LNAME", "USERNAME"):
-        if env.get(name):
-            return env[name]
-    try:
-        import pwd  # noqa: PLC0415
-
-        return pwd.getpwuid(os.getuid()).pw_name
-    except (ImportError, KeyError, OSError):  # no passwd entry (a container's anonymous uid)
-        return ""
 
 
 def _truthy(raw: str) -> bool:
@@ -71,6 +61,7 @@ class HookConfig:
         "prompt_budget_tokens",
         "redis_url",
         "rotation_cap",
+        "rotation_slack",
         "session_budget_tokens",
         "stream",
         "timeout_seconds",
@@ -92,6 +83,7 @@ class HookConfig:
         daemon_idle_seconds: float = DEFAULT_DAEMON_IDLE_SECONDS,
         cold_wait_seconds: float = DEFAULT_COLD_WAIT_SECONDS,
         rotation_cap: int = DEFAULT_ROTATION_CAP,
+        rotation_slack: int = DEFAULT_ROTATION_SLACK,
         enabled: bool = True,
         k: int = DEFAULT_K,
     ) -> None:
@@ -101,7 +93,8 @@ class HookConfig:
         self.prompt_budget_tokens, self.session_budget_tokens = prompt_budget_tokens, session_budget_tokens
         self.timeout_seconds = timeout_seconds
         self.daemon_idle_seconds, self.cold_wait_seconds = daemon_idle_seconds, cold_wait_seconds
-        self.rotation_cap, self.enabled, self.k = rotation_cap, enabled, k
+        self.rotation_cap, self.rotation_slack = rotation_cap, rotation_slack
+        self.enabled, self.k = enabled, k
 
     def __repr__(self) -> str:
         shown = {name: getattr(self, name) for name in self.__slots__ if name != "api_token"}
@@ -134,7 +127,7 @@ class HookConfig:
 
         return cls(
             os.path.expanduser(get("DATA_DIR") or default_data_dir(env)),
-            get("OWNER") or login_name(env),
+            resolve_owner(None, env),
             project=get("PROJECT"),
             api_url=(get("API_URL") or "").rstrip("/") or None,
             api_token=get("API_TOKEN"),
@@ -146,6 +139,7 @@ class HookConfig:
             daemon_idle_seconds=number("HOOK_DAEMON_IDLE_SECONDS", DEFAULT_DAEMON_IDLE_SECONDS),
             cold_wait_seconds=number("HOOK_COLD_WAIT_SECONDS", DEFAULT_COLD_WAIT_SECONDS),
             rotation_cap=int(number("ROTATION_CAP", DEFAULT_ROTATION_CAP)),
+            rotation_slack=int(number("ROTATION_SLACK", DEFAULT_ROTATION_SLACK)),
             enabled=_truthy(get("FIX_MEMORY_ENABLED") or "1")
             and _truthy(get("FIX_MEMORY_AUTO_RECALL") or "1"),
         )

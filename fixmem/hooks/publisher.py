@@ -43,19 +43,12 @@ def publish_events(config: HookConfig, events: Sequence[TurnEvent]) -> list[str]
         except (IngestError, ValueError, OSError) as exc:
             raise PublishFailed(str(exc)) from exc
         return [e.event_id for e in events]
-    from store import FixEntry, FixStore  # noqa: PLC0415
+    from fixmem import service  # noqa: PLC0415
+    from fixmem.hooks.stores import local_store  # noqa: PLC0415
     from store.errors import StoreError  # noqa: PLC0415
-    from workers.extraction import extract  # noqa: PLC0415
 
-    by_project: dict[tuple[str, str], list[FixEntry]] = {}
-    for event in events:
-        entry = extract(event).entry
-        if entry is not None:
-            by_project.setdefault((event.owner, event.project_key), []).append(entry)
     try:
-        store = FixStore(config.data_dir, cap=config.rotation_cap)
-        for (owner, project), entries in by_project.items():
-            store.append(owner, project, entries)
+        service.record(local_store(config), events)
     except (StoreError, OSError) as exc:
         raise PublishFailed(f"local store at {config.data_dir}: {exc}") from exc
     return [e.event_id for e in events]

@@ -112,10 +112,20 @@ class Reader:
 
 
 def pair(entries: list[tuple[str, tuple[str, ...]]], block: str) -> list[Candidate]:
-    """Pair the block's entry lines (``- [outcome] …``; its header and section headings such as "Possibly
-    related:" are not entries) with the (id, files) of the entries, in order."""
-    lines = [line for line in block.splitlines()[1:] if line.startswith("- ")]
-    return [Candidate(i, files, line) for (i, files), line in zip(entries, lines, strict=False)]
+    """Pair the block's entries with the (id, files) of the entries, in order. An entry is its ``- [outcome]
+    …`` line and the lines under it (its ``change:`` lines); a section heading ("Possibly related:") is
+    not an entry: it goes before each entry of its section (``session.choose`` shows it once), so the
+    block a fresh session gets is the store's."""
+    chunks: list[str] = []
+    heading = ""
+    for line in block.splitlines()[1:]:
+        if line.startswith("- "):
+            chunks.append(f"{heading}\n{line}" if heading else line)
+        elif line.startswith(" ") and chunks:
+            chunks[-1] += "\n" + line
+        else:
+            heading = line
+    return [Candidate(i, files, chunk) for (i, files), chunk in zip(entries, chunks, strict=False)]
 
 
 class RemoteReader(Reader):
@@ -168,7 +178,8 @@ class LocalReader(Reader):
     def recall(self, owner: str, project: str, query: Query, k: int, budget_tokens: int) -> list[Candidate]:
         """``candidates`` for any owner, ``k`` and block budget (what the daemon is asked)."""
         _full_site()
-        from store import FixStore, prompt_block  # noqa: PLC0415 - the slow imports, only when needed
+        from fixmem import service  # noqa: PLC0415 - the slow imports, only when needed
+        from fixmem.hooks.stores import local_store  # noqa: PLC0415
         from store.errors import StoreError  # noqa: PLC0415
 
         body = query.to_json()
@@ -177,20 +188,15 @@ class LocalReader(Reader):
         now = time.time()
         try:
             if self._store is None:
-                self._store = FixStore(self.config.data_dir, cap=self.config.rotation_cap)
-            recalled = self._store.recall(
-                owner,
-                project,
-                body["q"],
-                files=body["files"],
-                errors=[body["error"]] if body.get("error") else [],
-                k=k,
-                now=now,
+                self._store = local_store(self.config)
+            errors = [body["error"]] if body.get("error") else []
+            question = service.Question(body["q"], body["files"], errors, k)
+            found = service.recall(
+                self._store, owner, project, question, budget_tokens=budget_tokens, now=now
             )
         except (StoreError, ValueError, OSError) as exc:
             raise ReaderError(f"local store at {self.config.data_dir}: {exc}") from exc
-        block = prompt_block(recalled, budget_tokens, now=now)
-        return pair([(r.entry.id, tuple(r.entry.files)) for r in recalled], block)
+        return pair([(r.entry.id, tuple(r.entry.files)) for r in found.recalled], found.block)
 
 
 def _full_site() -> None:

@@ -117,15 +117,20 @@ def choose(
     within the per-injection budget and what is left of the session's budget. Pure."""
     room = min(prompt_budget, session_budget - state.tokens)
     seen = set(state.injected)
-    block, chosen = HEADER, []
+    block, chosen, headings = HEADER, [], set()
     for entry_id, line in candidates:
         if entry_id in seen or entry_id in chosen or not line.strip():
             continue
-        candidate = block + "\n" + line
+        heading, _, entry = line.partition("\n")
+        if heading.startswith("- ") or not entry:  # no section heading before it
+            heading, entry = "", line
+        shown = entry if not heading or heading in headings else f"{heading}\n{entry}"
+        candidate = block + "\n" + shown
         if estimate_tokens(candidate) > room:
             break
         block = candidate
         chosen.append(entry_id)
+        headings.add(heading)
     if not chosen:
         return Choice("", state)
     spent = estimate_tokens(block)

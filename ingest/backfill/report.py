@@ -2,7 +2,7 @@
 
 ``build_report`` gathers the files side (``summarize``: per format files/turns/published, skipped and failed
 files), the throughput, and where the events are in the pipeline when it was waited for; what the events
-became in the fix log (``fixmem.backfill_outcomes``) is handed in as JSON and its lines as text, since
+became in the fix log (``workers.backfill_outcomes``) is handed in as JSON and its lines as text, since
 ingest reads no fix log.
 """
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from fixmem.api.child import api_child
 from fixmem.demo import OWNER, PROJECT, QUERY
 from fixmem.errors import CliError
 from fixmem.settings import Settings
-from fixmem.up_api import api_child
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ import anyio
 import redis
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from fixmem.mcp_workspace import resolve_workspace
+from fixmem.mcp.workspace import resolve_workspace
 from ingest.workspaces import record
 from tests.fixmem.test_tool_mcp import OWNER, PROJECT, ROOT, _seed
 

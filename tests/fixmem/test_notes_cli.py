@@ -356,18 +356,16 @@ def test_the_owner_defaults_to_fixmem_owner_then_the_login_name(
     assert "2 suggestion(s) for 'web'" in out and "--owner alice" in out
     code, out, err = run(capsys, "export", "--project", "web", "--format", "markdown")
     assert (code, out.startswith("# Fix log: web\n")) == (0, True), err
-    monkeypatch.delenv("FIXMEM_OWNER")
-    monkeypatch.setattr("getpass.getuser", lambda: "alice")
+    for name in ("FIXMEM_OWNER", "LOGNAME", "USER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr("fixmem.identity.uid_login_name", lambda: "alice")
     code, out, err = run(capsys, "notes", "suggest", "--project", "web")
     assert code == 0 and "2 suggestion(s) for 'web'" in out, err
-    monkeypatch.setattr("getpass.getuser", lambda: "bob")  # bob has no fix log for 'web'
+    monkeypatch.setattr("fixmem.identity.uid_login_name", lambda: "bob")  # bob has no fix log for 'web'
     code, out, _ = run(capsys, "notes", "suggest", "--project", "web")
     assert code == 0 and "no suggestions for 'web' (0 entries read" in out
 
-    def nobody() -> str:
-        raise KeyError("uid 12345")
-
-    monkeypatch.setattr("getpass.getuser", nobody)
+    monkeypatch.setattr("fixmem.identity.uid_login_name", lambda: "")  # uid 12345 has no passwd entry
     code, _, err = run(capsys, "notes", "suggest", "--project", "web")
     assert code == 2 and "pass --owner or set FIXMEM_OWNER" in err
 

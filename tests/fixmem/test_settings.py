@@ -78,13 +78,10 @@ def test_a_library_config_refuses_a_missing_value() -> None:
 
 def test_owner_comes_from_the_environment_else_the_login_name(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings.from_env({"FIXMEM_OWNER": "alice"}).owner == "alice"
-    monkeypatch.setattr("getpass.getuser", lambda: "bob")
+    monkeypatch.setattr("fixmem.identity.uid_login_name", lambda: "bob")
     assert Settings.from_env({}).owner == "bob"
 
-    def nobody() -> str:
-        raise KeyError("uid 12345")
-
-    monkeypatch.setattr("getpass.getuser", nobody)
+    monkeypatch.setattr("fixmem.identity.uid_login_name", lambda: "")  # uid 12345 has no passwd entry
     assert Settings.from_env({}).owner is None
     assert Settings.from_env({}, owner="carol").owner == "carol"
 
@@ -95,7 +92,8 @@ def alice_log(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> str:
     entry = make_entry(1)
     fix_store(data_dir).append(OWNER, PROJECT, [entry])
     monkeypatch.setenv("FIXMEM_DATA_DIR", str(data_dir))
-    monkeypatch.delenv("FIXMEM_OWNER", raising=False)
+    for name in ("FIXMEM_OWNER", "LOGNAME", "USER"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("FIXMEM_REDIS_URL", raising=False)
     monkeypatch.setenv("FIXMEM_STORE_LOCK", "local")
     return entry.id
@@ -106,7 +104,7 @@ def test_recall_stats_and_forget_take_the_owner_from_the_settings(
 ) -> None:
     """``--owner`` was required by recall/stats/forget and defaulted to the login name elsewhere: now it is
     the flag, else FIXMEM_OWNER, else the login name, in every command."""
-    monkeypatch.setattr("getpass.getuser", lambda: "alice")
+    monkeypatch.setattr("fixmem.identity.uid_login_name", lambda: "alice")
     assert main(["stats", "--project", PROJECT, "--json"]) == 0
     assert '"total": 1' in capsys.readouterr().out
     monkeypatch.setenv("FIXMEM_OWNER", "bob")  # the setting wins over the login name
@@ -123,10 +121,7 @@ def test_recall_stats_and_forget_take_the_owner_from_the_settings(
 def test_with_no_owner_known_the_commands_ask_for_one(
     alice_log: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def nobody() -> str:
-        raise KeyError("uid 12345")
-
-    monkeypatch.setattr("getpass.getuser", nobody)
+    monkeypatch.setattr("fixmem.identity.uid_login_name", lambda: "")  # uid 12345 has no passwd entry
     for argv in (
         ["stats", "--project", PROJECT],
         ["recall", "--project", PROJECT, "q"],

@@ -1,4 +1,4 @@
-"""fixmem.tool: the recall_fixes handler, its schemas (one source for OpenAI, Anthropic, MCP), auto-recall."""
+"""fixmem.mcp.tool: the recall_fixes handler, its schemas (one source for every vendor), auto-recall."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixmem.cli import cli
-from fixmem.settings import Settings
-from fixmem.tool import (
+from fixmem.mcp.tool import (
     DISABLED,
     INPUT_SCHEMA,
     NOTHING_RELEVANT,
@@ -26,6 +25,7 @@ from fixmem.tool import (
     recall_fixes,
     tool_schema,
 )
+from fixmem.settings import Settings
 from store import FixEntry, FixStore, TestRun, entry_id
 from tests.configs import fix_store
 

@@ -12,7 +12,7 @@ import anyio
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from fixmem.tool import INPUT_SCHEMA, NOTHING_RELEVANT
+from fixmem.mcp.tool import INPUT_SCHEMA, NOTHING_RELEVANT
 from store import FixEntry, TestRun, entry_id
 from tests.configs import fix_store
 

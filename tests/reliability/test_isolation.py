@@ -22,9 +22,9 @@ import redis
 from fixmem.api.app import create_app
 from fixmem.cli import main
 from fixmem.errors import ExitCode
+from fixmem.mcp.tool import NOTHING_RELEVANT, ToolContext, auto_recall, recall_fixes
 from fixmem.memory import FixMemory
 from fixmem.settings import Settings
-from fixmem.tool import NOTHING_RELEVANT, ToolContext, auto_recall, recall_fixes
 from tests.configs import fix_store
 from tests.fixmem.api_server import RunningApi, serve
 from tests.ingest.turns import turn

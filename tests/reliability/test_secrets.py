@@ -28,10 +28,10 @@ import redis
 from fixmem import wiring
 from fixmem.api.server import build_context
 from fixmem.cli import main
+from fixmem.mcp.tool import ToolContext, auto_recall, recall_fixes
 from fixmem.memory import FixMemory
 from fixmem.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
-from fixmem.tool import ToolContext, auto_recall, recall_fixes
 from ingest import keys
 from ingest.consumer import Consumer
 from tests.configs import fix_store

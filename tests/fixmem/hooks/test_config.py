@@ -20,6 +20,11 @@ def test_the_hook_defaults_are_the_settings_defaults() -> None:
     assert fields["hook_cold_wait_seconds"].default == config.DEFAULT_COLD_WAIT_SECONDS
     assert fields["stream"].default == config.DEFAULT_STREAM
     assert fields["rotation_cap"].default == config.DEFAULT_ROTATION_CAP
+    assert fields["rotation_slack"].default == config.DEFAULT_ROTATION_SLACK
+    assert (config.DEFAULT_K, config.DEFAULT_PROMPT_BUDGET_TOKENS) == (
+        limits.DEFAULT_K,
+        limits.DEFAULT_PROMPT_BUDGET_TOKENS,
+    )
     assert session.HEADER == prompt.HEADER and session.BYTES_PER_TOKEN == prompt.BYTES_PER_TOKEN
 
 

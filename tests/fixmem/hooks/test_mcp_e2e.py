@@ -15,8 +15,8 @@ import redis
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from fixmem.harness import Harness
+from fixmem.mcp.tool import NOTHING_RELEVANT
 from fixmem.settings import Settings
-from fixmem.tool import NOTHING_RELEVANT
 from tests.configs import fix_store
 from tests.fixmem.hooks.conftest import git_checkout
 from tests.fixmem.test_pipeline_e2e import drain

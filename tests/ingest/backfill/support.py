@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fixmem.backfill_cli import run_config
+from fixmem.cli.backfill import run_config
 from fixmem.settings import Settings
 from ingest.backfill.config import RunConfig
 

@@ -11,8 +11,7 @@ import click
 
 from fixmem import logs, wiring
 from fixmem.api.auth import TokenConfigError
-from fixmem.errors import CliError, ExitCode
-from fixmem.options import (
+from fixmem.cli.options import (
     data_dir_option,
     load_settings,
     owner_option,
@@ -20,9 +19,9 @@ from fixmem.options import (
     require_owner,
     verbose_option,
 )
+from fixmem.errors import CliError, ExitCode
+from fixmem.mcp.tool import SCHEMA_FORMATS, SchemaFormat, ToolContext, tool_schema
 from fixmem.settings import Settings
-from fixmem.tool import SCHEMA_FORMATS, SchemaFormat, ToolContext, tool_schema
-from ingest.project_key import project_key_for
 
 
 @click.command("serve")
@@ -99,21 +98,29 @@ def mcp_command(
     *, owner: str | None, project: str | None, workspace: Path | None, data_dir: Path | None, verbose: bool
 ) -> None:
     """Serve the recall_fixes tool over MCP on stdin/stdout (add it to your agent's MCP servers)."""
-    from fixmem.mcp_server import run_stdio  # noqa: PLC0415 - load the MCP SDK only here
-    from fixmem.mcp_workspace import resolve_workspace, start_line  # noqa: PLC0415
+    from fixmem.mcp.server import run_stdio  # noqa: PLC0415 - load the MCP SDK only here
 
     settings = load_settings(data_dir=data_dir, owner=owner, project=project, workspace=workspace)
     logs.configure("mcp", verbose=verbose)  # stderr: stdout is the protocol
+    ctx, line = mcp_context(settings, cwd=os.getcwd())
+    click.echo(line, err=True)
+    run_stdio(ctx)
+
+
+def mcp_context(settings: Settings, *, cwd: str) -> tuple[ToolContext, str]:
+    """The tool's context for ``settings`` (whose memory, which project, which checkout) and the line
+    ``fixmem mcp`` prints about it at start. Raises CliError (exit 2) when no owner is known."""
+    from fixmem.mcp.workspace import resolve_workspace, start_line  # noqa: PLC0415
+
     who = require_owner(settings)
-    cwd = str(Path(os.getcwd()).absolute())
-    key = settings.project or project_key_for(str((settings.workspace or Path(cwd)).absolute()))
+    cwd = str(Path(cwd).absolute())
+    key = settings.project_key()
     where, why = resolve_workspace(
         key, given=settings.workspace, cwd=cwd, recorded=lambda: _recorded_workspaces(settings, who, key)
     )
     store = wiring.make_store(settings, None)  # reads only: no lock (Redis only to find the workspace)
     ctx = ToolContext.from_settings(settings, store, owner=who, project_key=key, workspace=where)
-    click.echo(start_line(who, key, len(store.read(who, key).entries), where, why), err=True)
-    run_stdio(ctx)
+    return ctx, start_line(who, key, len(store.read(who, key).entries), where, why)
 
 
 def _recorded_workspaces(settings: Settings, owner: str, project: str) -> list[str]:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 import click
 
-from fixmem import wiring
+from fixmem import service, wiring
+from fixmem.cli.options import data_dir_option, load_settings, owner_option, redis_url_option, require_owner
 from fixmem.errors import CliError, ExitCode
-from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_K, MAX_QUERY_CHARS
-from fixmem.options import data_dir_option, load_settings, owner_option, redis_url_option, require_owner
-from ingest.project_key import project_key_for
-from store import FixStore, fit_query, prompt_block
+from fixmem.limits import DEFAULT_K, MAX_K
+from store import FixStore
 from store.catalog import nearest_first
 from store.paths import canonical_key
 from store.summary import LogSummary
@@ -91,26 +89,18 @@ def recall_command(
     """
     if query == "-":
         query = sys.stdin.read()
-    query = fit_query(query, MAX_QUERY_CHARS)
-    settings = load_settings(data_dir=data_dir, owner=owner)
+    settings = load_settings(data_dir=data_dir, owner=owner, project=project)
     owner = require_owner(settings)
     store = wiring.make_store(settings, None)  # reading takes no lock
-    project = project or project_key_for(workspace or os.getcwd())
+    project = settings.project_key(workspace)
     require_project(store, owner, project)
-    now = time.time()
-    recalled = store.recall(
-        owner,
-        project,
-        query,
-        files=list(files),
-        errors=[fit_query(e, MAX_ERROR_CHARS) for e in errors],
-        k=k,
-        workspace=workspace,
-        now=now,
-    )
-    block = prompt_block(recalled, settings.fix_memory_prompt_budget_tokens, workspace=workspace, now=now)
+    question = service.Question(query, files, errors, k, workspace)
+    budget = settings.fix_memory_prompt_budget_tokens
+    found = service.recall(store, owner, project, question, budget_tokens=budget, now=time.time())
+    block = found.block
     if as_json:
-        click.echo(json.dumps({"recalled": [r.to_dict() for r in recalled], "prompt_block": block}, indent=2))
+        payload = {"recalled": [r.to_dict() for r in found.recalled], "prompt_block": block}
+        click.echo(json.dumps(payload, indent=2))
     elif block:
         click.echo(block)
     else:
@@ -127,9 +117,9 @@ def stats_command(
     *, owner: str | None, project: str | None, workspace: str | None, as_json: bool, data_dir: Path | None
 ) -> None:
     """Counts and ratios of a project's fix log."""
-    settings = load_settings(data_dir=data_dir, owner=owner)
+    settings = load_settings(data_dir=data_dir, owner=owner, project=project)
     owner = require_owner(settings)
-    project = project or project_key_for(workspace or os.getcwd())
+    project = settings.project_key(workspace)
     store = wiring.make_store(settings, None)
     require_project(store, owner, project)
     stats = store.stats(owner, project)

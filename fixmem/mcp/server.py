@@ -17,8 +17,8 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from fixmem.tool import DESCRIPTION, TOOL_NAME, ToolArgsError, ToolContext, recall_fixes, tool_schema
-from store import StoreError
+from fixmem.errors import InvalidInput, classify
+from fixmem.mcp.tool import DESCRIPTION, TOOL_NAME, ToolContext, recall_fixes, tool_schema
 
 log = logging.getLogger("fixmem.mcp")
 
@@ -43,11 +43,13 @@ def build_server(ctx: ToolContext) -> Server[Any]:
             return _error(f"unknown tool {params.name!r}: this server has only {TOOL_NAME}")
         try:
             result = await anyio.to_thread.run_sync(recall_fixes, ctx, params.arguments or {})
-        except ToolArgsError as exc:
-            return _error(str(exc))
-        except StoreError as exc:
-            log.error("recall_fixes failed: %s", exc)
-            return _error("the fix memory could not be read; try again later")
+        except Exception as exc:  # by fixmem.errors.classify, the one table; a bug propagates
+            failure = classify(exc)
+            if failure is None:
+                raise
+            if failure.category is not InvalidInput:
+                log.error("recall_fixes failed: %s", failure.message)
+            return _error(failure.public)
         return types.CallToolResult(
             content=[types.TextContent(text=result.text)], structured_content=result.to_json()
         )

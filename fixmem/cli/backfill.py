@@ -1,7 +1,7 @@
 """``fixmem backfill PATH...``: replay old agent logs through the pipeline's backfill path, then report.
 
 A thin adapter over ``ingest.backfill``: it builds the ``RunConfig`` from the settings, runs the backfill
-(``run``), waits for the pipeline (``follow``), reads what the events became (``fixmem.backfill_outcomes``)
+(``run``), waits for the pipeline (``follow``), reads what the events became (``workers.backfill_outcomes``)
 and prints the report (``report``). Exit codes: 0 done; 65 some files could not be parsed (the rest was
 backfilled); 75 the wait ended before the pipeline processed everything, or a job failed; 130 interrupted
 (run it again to resume); 69 Redis unreachable.
@@ -19,9 +19,8 @@ import click
 from rich.console import Console
 
 from fixmem import wiring
-from fixmem.backfill_outcomes import PresenceProbe, collect, describe
+from fixmem.cli.options import data_dir_option, load_settings, redis_url_option, require_owner
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import data_dir_option, load_settings, redis_url_option, require_owner
 from fixmem.settings import Settings
 from ingest.backfill.checkpoint import Checkpoint
 from ingest.backfill.config import RunConfig, parse_processes
@@ -32,6 +31,7 @@ from ingest.backfill.records import BackfillError, Drain, absolute_path
 from ingest.backfill.report import Verdict, build_report, render, verdict
 from ingest.backfill.run import run_backfill, stop_on_signals
 from ingest.importers import FORMATS
+from workers.backfill_outcomes import PresenceProbe, collect, describe
 
 EXIT_CODES = {
     Verdict.DONE: ExitCode.OK,

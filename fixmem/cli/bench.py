@@ -14,7 +14,7 @@ import click
 
 from fixmem.errors import ExitCode
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]  # fixmem/cli/bench.py -> the checkout
 
 
 @click.command(

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from fixmem import wiring
+from fixmem.cli.options import load_settings, owner_option, redis_url_option, require_owner
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import load_settings, owner_option, redis_url_option, require_owner
 from ingest.schema import VERDICT_SOURCES
 
 
@@ -57,14 +55,13 @@ def verdict_command(
     is refused, 69 when Redis cannot be reached.
     """
     from ingest.errors import InvalidEvent, PublishError  # noqa: PLC0415 - pydantic: only when it runs
-    from ingest.project_key import project_key_for  # noqa: PLC0415
     from ingest.publish import publish_verdict  # noqa: PLC0415
 
     if not event_id and not entry_id:
         raise CliError("name the judged turn: pass --event-id or --entry-id", ExitCode.USAGE)
     settings = load_settings(redis_url=redis_url, owner=owner, project=project)
     who = require_owner(settings)
-    key = settings.project or project_key_for(str(settings.workspace or os.getcwd()))
+    key = settings.project_key()
     client = wiring.redis_client(settings)
     try:
         stream_id = publish_verdict(

@@ -15,8 +15,8 @@ from pathlib import Path
 import click
 
 from fixmem import logs, wiring
+from fixmem.cli.options import data_dir_option, load_settings, redis_url_option, verbose_option
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import data_dir_option, load_settings, redis_url_option, verbose_option
 from fixmem.up import install_stop_signals, run_up
 from ingest.consumer import Consumer
 from workers.extraction import compiled

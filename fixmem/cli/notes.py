@@ -23,8 +23,8 @@ from typing import Any
 import click
 
 from fixmem import wiring
+from fixmem.cli.options import require_owner
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import require_owner
 from fixmem.settings import Settings
 from store import FixEntry, FixStore, StoreError
 from store.history import regressions

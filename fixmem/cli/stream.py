@@ -12,8 +12,8 @@ import click
 import orjson
 
 from fixmem import wiring
+from fixmem.cli.options import load_settings, redis_url_option
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import load_settings, redis_url_option
 from ingest import dead_letters
 from ingest.errors import InvalidEvent
 from ingest.publish import encode_event, publish_many

@@ -12,8 +12,8 @@ from evals.recall.dataset import DatasetError, load_dataset
 from evals.recall.metrics import FLOORS, Split, shortfalls
 from evals.recall.report import render_text
 from evals.recall.run import run_eval
+from fixmem.cli.options import load_settings
 from fixmem.errors import CliError, ExitCode
-from fixmem.options import load_settings
 
 _SPLITS: dict[str, Split | None] = {"all": None, "tune": "tune", "held_out": "held_out"}
 

@@ -1,0 +1,59 @@
+"""Whose memory and which project: ``resolve_owner`` and ``resolve_project``, the one rule of every surface.
+
+The CLI, the Python API, the HTTP API's generated token, the MCP tool and the agent hooks all ask here,
+so that one shell never means two owners (``LOGNAME=alice USER=bob`` once made the hook read bob's
+memory and ``fixmem recall`` alice's). Standard library only, and only ``os`` at import time: the hooks'
+fast path imports this module (``fixmem/hooks/config.py`` states that path's rules).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks import this module)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+OWNER_VARIABLES = ("FIXMEM_OWNER", "LOGNAME", "USER")  # in this order, after an explicit value
+PROJECT_VARIABLE = "FIXMEM_PROJECT"
+
+
+def uid_login_name() -> str:
+    """The login name of this process's uid in the password database ("" when it has none: a container's
+    anonymous uid)."""
+    try:
+        import pwd  # noqa: PLC0415 - only when no variable names the owner
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError, OSError):
+        return ""
+
+
+def resolve_owner(explicit: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """Whose memory: ``explicit`` (a ``--owner`` flag), else ``FIXMEM_OWNER``, else ``LOGNAME``, else
+    ``USER``, else the uid's login name; "" when none of them names one. ``env``: default ``os.environ``."""
+    if explicit and explicit.strip():
+        return explicit.strip()
+    env = os.environ if env is None else env
+    for name in OWNER_VARIABLES:
+        value = (env.get(name) or "").strip()
+        if value:
+            return value
+    return uid_login_name()
+
+
+def resolve_project(
+    explicit: str | None = None, *, workspace: str | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    """Which project: ``explicit`` (a ``--project`` flag), else ``FIXMEM_PROJECT``, else the key of
+    ``workspace`` (default: the current directory): its origin remote as ``host/owner/repo``, else its
+    absolute path (``ingest.project_key.project_key_for``, imported only then)."""
+    if explicit and explicit.strip():
+        return explicit
+    env = os.environ if env is None else env
+    given = (env.get(PROJECT_VARIABLE) or "").strip()
+    if given:
+        return given
+    from ingest.project_key import project_key_for  # noqa: PLC0415 - re and pathlib: only when needed
+
+    return project_key_for(os.fspath(workspace) if workspace else os.getcwd())

@@ -1,0 +1,128 @@
+"""The two use cases every surface calls: ``recall`` (past fixes for a task, and their prompt block) and
+``record`` (turns in, fix entries appended).
+
+The Python API (``fixmem.memory``), the ``recall_fixes`` tool and MCP, the HTTP API, the CLI and the
+hooks (their recall daemon and in-process reader; their local publisher) are adapters: they parse their
+input, resolve the owner and project (``fixmem.identity``), build the store (``fixmem.wiring``,
+``fixmem.hooks.stores``) and call one of these, so the same question gets the same ranked list and the
+same block whichever way it came in. The pipeline's workers record through ``workers.jobs`` (their own
+batching and metrics), with the same extraction.
+
+Values in, values out: the store and ``now`` are given; the defaults (``k``, the bounds) are
+``fixmem.limits``', the budget the caller's setting (``Settings.fix_memory_prompt_budget_tokens``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from fixmem.limits import DEFAULT_K, DEFAULT_PROMPT_BUDGET_TOKENS, MAX_ERROR_CHARS, MAX_QUERY_CHARS
+from ingest.schema import TurnEvent
+from store import FixEntry, FixStore, Recalled, fit_query, prompt_block
+from store.notes.render import DEFAULT_CEILING
+from store.notes.workspace import workspace_prompt_block
+
+
+@dataclass(frozen=True)
+class Question:
+    """What to recall for: the task text, files it is about, errors it hit, at most ``k`` fixes, and the
+    checkout (``workspace``: fixes whose files are gone there are marked stale; None: not checked)."""
+
+    query: str
+    files: Sequence[str] = ()
+    errors: Sequence[str] = ()
+    k: int = DEFAULT_K
+    workspace: str | None = None
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What ``recall`` found: the fixes, best first, and the "Past fixes in this project" block ("" for
+    none)."""
+
+    recalled: list[Recalled]
+    block: str
+
+    def ranked(self) -> list[tuple[str, float, str]]:
+        """(id, score, tier) of each fix, best first: what every surface must agree on."""
+        return [(r.entry.id, r.score, r.tier) for r in self.recalled]
+
+
+def find(store: FixStore, owner: str, project: str, question: Question, *, now: float) -> list[Recalled]:
+    """The fixes of ``owner``'s ``project`` relevant to ``question``, best first (the query and errors
+    fitted to ``MAX_QUERY_CHARS`` / ``MAX_ERROR_CHARS`` as every surface fits them).
+
+    Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key.
+    """
+    return store.recall(
+        owner,
+        project,
+        fit_query(question.query, MAX_QUERY_CHARS),
+        files=list(question.files),
+        errors=[fit_query(error, MAX_ERROR_CHARS) for error in question.errors],
+        k=question.k,
+        workspace=question.workspace,
+        now=now,
+    )
+
+
+def render(
+    recalled: Sequence[Recalled] | Sequence[FixEntry],
+    budget_tokens: int = DEFAULT_PROMPT_BUDGET_TOKENS,
+    *,
+    now: float,
+    workspace: str | None = None,
+    notes: bool = False,
+    notes_ceiling: int = DEFAULT_CEILING,
+    known_commits: Collection[str] | None = None,
+) -> str:
+    """The prompt block of ``recalled`` within ``budget_tokens``; ``notes``: the workspace's hand-written
+    notes (``.fixmem/memory.md``) first. With a ``workspace``, fixes whose files are gone there are marked
+    stale. "" when there is nothing to show."""
+    if notes and workspace:
+        return workspace_prompt_block(
+            workspace, recalled, budget_tokens, now=now, ceiling=notes_ceiling, known_commits=known_commits
+        )
+    return prompt_block(recalled, budget_tokens, known_commits=known_commits, workspace=workspace, now=now)
+
+
+def recall(
+    store: FixStore,
+    owner: str,
+    project: str,
+    question: Question,
+    *,
+    now: float,
+    budget_tokens: int = DEFAULT_PROMPT_BUDGET_TOKENS,
+) -> Recall:
+    """The recall use case: ``find`` then ``render`` (no notes). Raises as ``find``."""
+    recalled = find(store, owner, project, question, now=now)
+    return Recall(recalled, render(recalled, budget_tokens, now=now, workspace=question.workspace))
+
+
+def record(store: FixStore, events: Sequence[TurnEvent], *, enabled: bool = True) -> list[FixEntry | None]:
+    """The record use case: extract each event's fix entry and append them, one append per (owner,
+    project). For each event, in order: its entry as the log holds it (the one written, or the one
+    extracted when the log had it already), or None (no fix in the turn, the memory off, or an entry
+    ``forget`` deleted: a forgotten turn is not written again).
+
+    Raises StoreError when a log cannot be written.
+    """
+    from workers.extraction import extract  # noqa: PLC0415 - the extraction core: only when recording
+
+    extracted = [extract(event, enabled=enabled).entry for event in events]
+    by_project: dict[tuple[str, str], list[FixEntry]] = {}
+    for event, entry in zip(events, extracted, strict=True):
+        if entry is not None:
+            by_project.setdefault((event.owner, event.project_key), []).append(entry)
+    written: dict[str, FixEntry] = {}
+    forgotten: set[str] = set()
+    for (owner, project), entries in by_project.items():
+        result = store.append(owner, project, entries)
+        written.update((e.id, e) for e in result.added)
+        forgotten.update(result.forgotten)
+    return [
+        None if entry is None or entry.id in forgotten else written.get(entry.id, entry)
+        for entry in extracted
+    ]

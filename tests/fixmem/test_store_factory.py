@@ -1,0 +1,49 @@
+"""Every store is built by a factory: ``fixmem.wiring`` (from ``Settings``) or ``fixmem.hooks.stores``
+(the hook processes, from the mirrored defaults). A store built by hand missed the deployment's lock
+and slack (``memory.py``, ``hooks/publisher.py``, ``hooks/reader.py`` each had their own cap only)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import fixmem
+
+PACKAGE = Path(fixmem.__file__).parent
+FACTORIES = {"wiring.py", "hooks/stores.py"}
+
+
+def constructor_calls(source: str) -> list[int]:
+    """The lines of ``source`` that call ``FixStore(...)`` (by name or as an attribute)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if name == "FixStore":
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_scan_finds_a_call() -> None:
+    assert constructor_calls("from store import FixStore\ns = FixStore('d', cap=5)\n") == [2]
+    assert constructor_calls("import store\ns = store.FixStore('d')\n") == [2]
+    assert constructor_calls("from store import FixStore\ndef f(s: FixStore) -> None: ...\n") == []
+
+
+def test_only_the_factories_build_a_store() -> None:
+    found = {
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE).as_posix() not in FACTORIES
+        for line in constructor_calls(path.read_text())
+    }
+    assert found == set()
+    for factory in FACTORIES:  # the allow-list names files that exist and do build stores
+        assert constructor_calls((PACKAGE / factory).read_text())
