@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("the extraction core is compiled (mypyc): count on a pure-Python install")
     with _redis() as (client, tmp):
         counts = measure(client, tmp / "data")
-    budget = load_budget() if BUDGET.exists() else {"tolerance": 0.1, "counts": {}, "history": []}
+    budget = load_budget() if BUDGET.exists() else {"tolerance": 0.05, "counts": {}, "history": []}
     for name, value in counts.items():
         print(f"{name:30} {value:12.1f}   budget {budget['counts'].get(name, '-')}")
     if args.write:

@@ -83,13 +83,31 @@ def temp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 
+# Directory -> its mtime (ns) when a sweep of it for these names found it clean: see remove_stale_temps.
+_clean_at: dict[tuple[str, str], int] = {}
+
+
 def remove_stale_temps(path: Path) -> int:
     """Delete the temp files of ``path`` that a killed rewrite left behind; returns how many went.
 
     Call it only under the write lock of ``path``: then no other writer can be writing one. Each holds a
     whole copy of the file (a rotation killed before its rename), and one may hold an entry forgotten
     since. Missing or vanishing files are fine; other errors raise StoreUnavailable naming the directory.
+
+    The directory is listed only when it changed since this process last found it clean for ``path``
+    (its mtime moves whenever a file in it is created, renamed or deleted, which leaving a temp file
+    behind takes): a writer appending to a project of a directory of many skips the listing, which was a
+    scan of every project's files on every append.
     """
+    key = (str(path.parent), path.name)
+    try:
+        seen = os.stat(path.parent).st_mtime_ns
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise unavailable(path.parent, exc) from exc
+    if _clean_at.get(key) == seen:
+        return 0
     pattern, removed = re.compile(rf"\.{re.escape(path.name)}\.\d+\.[0-9a-f]{{8}}\.tmp"), 0
     try:
         with os.scandir(path.parent) as entries:
@@ -106,6 +124,8 @@ def remove_stale_temps(path: Path) -> int:
             pass
         except OSError as exc:
             raise unavailable(name, exc) from exc
+    if not stale:  # the mtime read before the listing: a temp made since then moved it
+        _clean_at[key] = seen
     return removed
 
 
