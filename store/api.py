@@ -36,6 +36,7 @@ from store.persist.forgotten import add_forgotten, read_forgotten
 from store.persist.fsio import ensure_dir, flock, remove_stale_temps
 from store.persist.rotation import plan_rotation, should_rotate
 from store.persist.summary_file import Stamp, read_summary, write_summary
+from store.recall.index import usable_index
 from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights
 from store.recall.search import Recalled, recall_view
 from store.recall.vectors import embed_many
@@ -215,9 +216,22 @@ class FixStore:
                 rows, entries = plan.kept_rows, plan.keep
             index = fixlog.read_index(files.index) if entries else None
             view = ProjectView(entries, index=index, regression_rule=self._rule)
+            if entries and usable_index(index, [e.id for e in entries]) is None:
+                self._rebuild_index(files, view)
             current = _Cached(snapshot, view, rows=None if rows is None else tuple(rows))
         self._remember(files.log, current)
         return current
+
+    @staticmethod
+    def _rebuild_index(files: ProjectFiles, view: ProjectView) -> None:
+        """Write the index of ``view``, found missing or unusable on disk (an older version's sealed index,
+        a torn one); a reader does it too, without the lock: an index it writes for a log changed meanwhile
+        holds other ids and is found stale, and one interleaved with a writer's fails its seal. Never
+        raises (the caller is reading)."""
+        try:
+            fixlog.write_index(files.index, view.index_bytes())
+        except Exception as exc:
+            _log.debug("fix store: could not rebuild %s (%s)", files.index, exc)
 
     def _rotated(self, cached: _Cached) -> _Cached:
         """``cached`` with its view rotated to the cap (the rotation order is associative while no
