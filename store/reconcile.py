@@ -70,6 +70,31 @@ def choose_superseded(
     return candidates[best[2]].id if best is not None else None
 
 
+def _cosines(existing_vectors: Matrix, new_vectors: Matrix) -> npt.NDArray[np.float64]:
+    """Cosine of every new entry against every existing and every new entry: ``(n + b) x b``.
+
+    Sparse gathers, not one dense product: a BLAS gemm wakes its thread pool, which then spins on the
+    cores the other workers need (docs/decisions.md, "No BLAS products on hot paths").
+    """
+    return np.vstack(
+        [
+            np.column_stack([dot_rows(existing_vectors, v) for v in new_vectors]),
+            np.column_stack([dot_rows(new_vectors, v) for v in new_vectors]),
+        ]
+    )
+
+
+def _slot_of(
+    target: str, new_slot: Mapping[str, int], row_of: Mapping[str, int] | None, existing: Sequence[FixEntry]
+) -> int | None:
+    """The slot of the entry ``target`` names: an earlier new one, else its row in ``existing``."""
+    if target in new_slot:
+        return new_slot[target]
+    if row_of is not None:
+        return row_of.get(target)
+    return next((i for i, e in enumerate(existing) if e.id == target), None)
+
+
 def reconcile(
     existing: Sequence[FixEntry],
     existing_vectors: Matrix,
@@ -98,15 +123,7 @@ def reconcile(
     files: list[frozenset[str]] = (
         list(existing_files) if existing_files is not None else [file_set(e) for e in existing]
     )
-    # Cosine of every new entry against every existing and every new entry: (n + b) x b.
-    # (Sparse gathers, not one dense product: a BLAS gemm wakes its thread pool, which then spins on
-    # the cores the other workers need; docs/decisions/0011-store.md, "No BLAS products on hot paths".)
-    cos = np.vstack(
-        [
-            np.column_stack([dot_rows(existing_vectors, v) for v in new_vectors]),
-            np.column_stack([dot_rows(new_vectors, v) for v in new_vectors]),
-        ]
-    )
+    cos = _cosines(existing_vectors, new_vectors)
     pool: list[FixEntry] = [*existing, *new]
     alive = np.concatenate([np.asarray(live, dtype=bool), np.zeros(len(new), dtype=bool)])
     new_slot: dict[str, int] = {}
@@ -128,12 +145,8 @@ def reconcile(
             if target is not None:
                 entry = entry.model_copy(update={"supersedes": target})
                 target_slot = next(int(i) for i in rows if pool[i].id == target)
-        elif target in new_slot:
-            target_slot = new_slot[target]
-        elif row_of is not None:
-            target_slot = row_of.get(target)
         else:
-            target_slot = next((i for i, e in enumerate(existing) if e.id == target), None)
+            target_slot = _slot_of(target, new_slot, row_of, existing)
         if target_slot is not None:
             alive[target_slot] = False
         alive[slot] = True
