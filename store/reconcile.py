@@ -74,7 +74,7 @@ def _cosines(existing_vectors: Matrix, new_vectors: Matrix) -> npt.NDArray[np.fl
     """Cosine of every new entry against every existing and every new entry: ``(n + b) x b``.
 
     Sparse gathers, not one dense product: a BLAS gemm wakes its thread pool, which then spins on the
-    cores the other workers need (docs/decisions.md, "No BLAS products on hot paths").
+    cores the other workers need (docs/decisions/0011-store.md, "No BLAS products on hot paths").
     """
     return np.vstack(
         [
