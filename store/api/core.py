@@ -227,13 +227,13 @@ class StoreCore:
                     raise
             yield
 
-    def _prepare(self, files: ProjectFiles) -> tuple[Cached, int]:
+    def _prepare(self, files: ProjectFiles, *, sweep: bool = False) -> tuple[Cached, int]:
         """Under the lock: the re-validated parse with a torn tail repaired, and lines quarantined.
 
         Temp files of rewrites killed midway (a worker SIGKILLed in a rotation) are deleted here.
         """
-        remove_stale_temps(files.log)
-        remove_stale_temps(files.index)
+        remove_stale_temps(files.log, force=sweep)
+        remove_stale_temps(files.index, force=sweep)
         cached = self._cached(files)
         snapshot, extends, moved = fixlog.prepare_for_write(
             files.log, files.quarantine, cached.snapshot if cached else None, now=self._clock()

@@ -99,7 +99,7 @@ class Rewrites(Summaries):
                 continue
             project_key = listed.entries[listed.rows[entry_id]].project
             with self._lock(owner, project_key, files):
-                current, _ = self._prepare(files)
+                current, _ = self._prepare(files, sweep=True)  # no copy of a forgotten entry may stay
                 rows = [i for i, e in enumerate(current.view.entries) if e.id != entry_id]
                 if len(rows) == len(current.view.entries):
                     continue

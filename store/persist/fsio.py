@@ -87,7 +87,7 @@ def temp_name(path: Path) -> Path:
 _clean_at: dict[tuple[str, str], int] = {}
 
 
-def remove_stale_temps(path: Path) -> int:
+def remove_stale_temps(path: Path, *, force: bool = False) -> int:
     """Delete the temp files of ``path`` that a killed rewrite left behind; returns how many went.
 
     Call it only under the write lock of ``path``: then no other writer can be writing one. Each holds a
@@ -97,7 +97,8 @@ def remove_stale_temps(path: Path) -> int:
     The directory is listed only when it changed since this process last found it clean for ``path``
     (its mtime moves whenever a file in it is created, renamed or deleted, which leaving a temp file
     behind takes): a writer appending to a project of a directory of many skips the listing, which was a
-    scan of every project's files on every append.
+    scan of every project's files on every append. ``force`` lists it anyway: ``forget`` must leave no
+    copy of the entry, even one a clock too coarse to move the mtime would hide.
     """
     key = (str(path.parent), path.name)
     try:
@@ -106,7 +107,7 @@ def remove_stale_temps(path: Path) -> int:
         return 0
     except OSError as exc:
         raise unavailable(path.parent, exc) from exc
-    if _clean_at.get(key) == seen:
+    if not force and _clean_at.get(key) == seen:
         return 0
     pattern, removed = re.compile(rf"\.{re.escape(path.name)}\.\d+\.[0-9a-f]{{8}}\.tmp"), 0
     try:
