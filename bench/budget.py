@@ -12,7 +12,9 @@ one far below it asks for the budget to come down. The corpus is fixed: realisti
   turn, each turn extracted with every extraction cache cleared first (a real turn is extracted once);
 - ``consumer_calls_per_event`` and ``run_batch_calls_per_event``: calls in one burst of the real
   ``Consumer`` over the 4 KB turns, then in ``run_batch`` on each job it made, per event;
-- ``redis_commands_per_event``: commands Redis ran for them (``INFO commandstats``), per event.
+- ``redis_commands_per_event``: commands Redis ran for them (``INFO commandstats``, those inside Lua
+  scripts too), per event; ``*_round_trips_per_event``: requests the consumer and ``run_batch`` sent
+  (a command or a pipeline each), per event.
 
 Counts need the pure-Python build: the mypyc-compiled core makes no Python calls to count.
 """
@@ -61,6 +63,12 @@ def compiled() -> bool:
 
 def _calls(profile: cProfile.Profile) -> int:
     return sum(row[1] for row in pstats.Stats(profile).stats.values())  # type: ignore[attr-defined]
+
+
+def _round_trips(profile: cProfile.Profile) -> int:
+    """Requests sent to Redis: one ``send_packed_command`` per command or pipeline (redis-py)."""
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    return sum(row[1] for (_, _, name), row in stats.items() if name == "send_packed_command")
 
 
 def _clear_caches() -> None:
@@ -130,30 +138,33 @@ def pipeline_counts(client: redis.Redis, data_dir: Path) -> dict[str, float]:
     profile.enable()
     consumer.run(burst=True)
     profile.disable()
-    consumer_calls = _calls(profile)
+    consumer_calls, consumer_trips = _calls(profile), _round_trips(profile)
     queue = config.routes[0].queue
     job_ids = [j.decode() for j in client.lrange(f"rq:queue:{queue}", 0, -1)]  # type: ignore[union-attr]
     batches = [Job.fetch(j, connection=client, serializer=JSONSerializer).args[0] for j in job_ids]
     context = wiring.worker_context(settings, client)
-    worker_calls = 0
+    worker_calls = worker_trips = 0
     for batch in batches:
         profile = cProfile.Profile()
         profile.enable()
         run_batch(context, batch)
         profile.disable()
         worker_calls += _calls(profile)
+        worker_trips += _round_trips(profile)
     fetches = 2 * len(job_ids)  # the LRANGE and the job fetches above are the benchmark's, not the pipeline's
     return {
         "consumer_calls_per_event": consumer_calls / len(events),
         "run_batch_calls_per_event": worker_calls / len(events),
         "redis_commands_per_event": (commands.total() - before - fetches) / len(events),
+        "consumer_round_trips_per_event": consumer_trips / len(events),
+        "run_batch_round_trips_per_event": worker_trips / len(events),
     }
 
 
 def measure(client: redis.Redis, data_dir: Path) -> dict[str, float]:
     """Every counted figure of this tree (see the module docstring), on an empty Redis and data dir."""
     counts = {"extraction_calls_per_turn": extraction_calls(), **pipeline_counts(client, data_dir)}
-    return {k: round(v, 1) for k, v in counts.items()}
+    return {k: round(v, 3) for k, v in counts.items()}
 
 
 def load_budget() -> dict[str, Any]:
@@ -188,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
         counts = measure(client, tmp / "data")
     budget = load_budget() if BUDGET.exists() else {"tolerance": 0.05, "counts": {}, "history": []}
     for name, value in counts.items():
-        print(f"{name:30} {value:12.1f}   budget {budget['counts'].get(name, '-')}")
+        print(f"{name:32} {value:12.3f}   budget {budget['counts'].get(name, '-')}")
     if args.write:
         if not args.why:
             raise SystemExit("--write needs --why: say what changed and why it is worth it")

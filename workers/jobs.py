@@ -42,6 +42,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -55,11 +56,13 @@ from ingest.connection import entry_rows, reply_text
 from ingest.errors import DeadLetterReason, InvalidEvent
 from ingest.schema import HarnessMeta, TurnEvent, VerdictEvent, parse_any
 from store import AppendResult, FixEntry, FixStore, InvalidEntry, entry_id
+from store.paths import canonical_key
 from store.verdicts import Verdict, agent_outcome
 from workers import verdicts
 from workers.counters import BatchReport, agent_label, record, record_agents
 from workers.errors import NotConfigured
 from workers.extraction import Limits, extract
+from workers.locks import ProjectLocks
 
 log = logging.getLogger("fixmem.workers.jobs")
 
@@ -497,19 +500,27 @@ def _claim(pipe: Pipeline, key: str, batch_id: str, ids: Collection[str]) -> dic
 
 
 def _append(ctx: WorkerContext, decisions: list[Decision]) -> tuple[list[Decision], list[AppendResult]]:
-    """One store append per project; a project whose entries the store refuses is dead-lettered."""
+    """One store append per project, the projects' locks taken together when the store's locks are
+    Redis leases (``ProjectLocks.holding``); a project whose entries the store refuses is dead-lettered."""
     groups: dict[tuple[str, str], list[FixEntry]] = {}
     for d in decisions:
         if d.entry is not None:
             groups.setdefault((d.owner, d.project_key), []).append(d.entry)
     results: list[AppendResult] = []
     refused: dict[tuple[str, str], str] = {}
-    for (owner, project_key), entries in groups.items():
-        try:
-            results.append(ctx.store.append(owner, project_key, entries))
-        except InvalidEntry as exc:  # not transient: retrying cannot help
-            log.error("store refused the entries of one project: %s", exc)
-            refused[(owner, project_key)] = f"store refused the entry: {exc}"
+    locks = ctx.store.lock_factory
+    together = (
+        locks.holding((owner, canonical_key(project)) for owner, project in groups)
+        if isinstance(locks, ProjectLocks)
+        else nullcontext(False)
+    )
+    with together:
+        for (owner, project_key), entries in groups.items():
+            try:
+                results.append(ctx.store.append(owner, project_key, entries))
+            except InvalidEntry as exc:  # not transient: retrying cannot help
+                log.error("store refused the entries of one project: %s", exc)
+                refused[(owner, project_key)] = f"store refused the entry: {exc}"
     if refused:
         decisions = [
             Decision(

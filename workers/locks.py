@@ -21,8 +21,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import TracebackType
 
 import redis
@@ -39,11 +40,11 @@ class _Renewer:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._due: dict[RedisLeaseLock, float] = {}  # lock -> monotonic time of its next renewal
+        self._due: dict[RedisLeaseLock | _HeldGroup, float] = {}  # lock -> monotonic time of its next renewal
         self._thread: threading.Thread | None = None
         self._pid = 0
 
-    def add(self, lock: RedisLeaseLock) -> None:
+    def add(self, lock: RedisLeaseLock | _HeldGroup) -> None:
         """Renew ``lock`` from now on (starts the thread on first use, and again after a fork)."""
         with self._cond:
             self._due[lock] = time.monotonic() + lock.lease / 3
@@ -53,7 +54,7 @@ class _Renewer:
                 self._thread.start()
             self._cond.notify()
 
-    def remove(self, lock: RedisLeaseLock) -> None:
+    def remove(self, lock: RedisLeaseLock | _HeldGroup) -> None:
         """Stop renewing ``lock``; returns once no renewal of it is in flight."""
         with self._cond:
             self._due.pop(lock, None)
@@ -127,15 +128,117 @@ class RedisLeaseLock:
             raise LockLost(f"project lock {self.key} lapsed before the write finished; the job will retry")
 
 
-def redis_lock_factory(
-    client: redis.Redis, *, lease: float, wait: float
-) -> Callable[[str, str], AbstractContextManager[object]]:
-    """A ``FixStore`` lock factory: ``factory(owner, project_key)`` -> a ``RedisLeaseLock``.
+# KEYS: the project lock keys; ARGV: the token, the lease (ms). All or none: 1 when every key was free.
+_ACQUIRE_ALL = """
+for _, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then return 0 end
+end
+for _, key in ipairs(KEYS) do redis.call('SET', key, ARGV[1], 'PX', ARGV[2]) end
+return 1
+"""
+
+# KEYS: the keys; ARGV: the token, then (renew) the lease in ms. Returns how many keys the token still held.
+_RENEW_ALL = """
+local held = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('PEXPIRE', key, ARGV[2]); held = held + 1 end
+end
+return held
+"""
+
+_RELEASE_ALL = """
+local held = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key); held = held + 1 end
+end
+return held
+"""
+
+
+class _HeldGroup:
+    """Several project leases under one token, renewed and released together (``ProjectLocks.holding``)."""
+
+    def __init__(self, client: redis.Redis, lock_keys: list[str], token: str, lease: float) -> None:
+        self.client, self.keys, self.token, self.lease = client, lock_keys, token, lease
+        self.renewing = threading.Lock()  # held by the renewer while it renews the group
+        self.lost = False
+
+    def acquire(self) -> bool:
+        ms = str(max(1, int(self.lease * 1000)))
+        return bool(self.client.eval(_ACQUIRE_ALL, len(self.keys), *self.keys, self.token, ms))
+
+    def renew(self) -> bool:
+        ms = str(max(1, int(self.lease * 1000)))
+        try:
+            held = int(self.client.eval(_RENEW_ALL, len(self.keys), *self.keys, self.token, ms))
+        except redis.exceptions.RedisError as exc:  # keep trying until the leases themselves run out
+            log.warning("could not renew %d project locks: %s", len(self.keys), exc)
+            return True
+        if held < len(self.keys):
+            self.lost = True
+            log.error(
+                "lost %d of %d project locks: their lease lapsed", len(self.keys) - held, len(self.keys)
+            )
+            return False
+        return True
+
+    def release(self) -> None:
+        try:
+            held = int(self.client.eval(_RELEASE_ALL, len(self.keys), *self.keys, self.token))
+        except redis.exceptions.RedisError as error:
+            log.warning(
+                "could not release %d project locks (they expire by themselves): %s", len(self.keys), error
+            )
+            return
+        self.lost = self.lost or held < len(self.keys)
+
+
+class ProjectLocks:
+    """The workers' ``FixStore`` lock factory: ``locks(owner, project_key)`` -> a ``RedisLeaseLock``,
+    except for the projects this thread holds already through ``holding`` (then nothing more to take).
 
     ``lease`` and ``wait``: seconds (fixmem's ``lock_lease_seconds`` and ``lock_wait_seconds``).
     """
 
-    def factory(owner: str, project_key: str) -> AbstractContextManager[object]:
-        return RedisLeaseLock(client, keys.project_lock(owner, project_key), lease=lease, wait=wait)
+    def __init__(self, client: redis.Redis, *, lease: float, wait: float) -> None:
+        self.client, self.lease, self.wait = client, lease, wait
+        self._local = threading.local()
 
-    return factory
+    def __call__(self, owner: str, project_key: str) -> AbstractContextManager[object]:
+        key = keys.project_lock(owner, project_key)
+        if key in getattr(self._local, "held", ()):
+            return nullcontext()
+        return RedisLeaseLock(self.client, key, lease=self.lease, wait=self.wait)
+
+    @contextmanager
+    def holding(self, projects: Iterable[tuple[str, str]]) -> Iterator[bool]:
+        """Take the locks of every ``(owner, project_key)`` in one round trip, all or none, and release
+        them in one; yields whether it got them. A batch's appends to many projects then cost two round
+        trips instead of two per project. When any is held elsewhere it takes none (yields False): each
+        write then takes its own lock, waiting for it as before, so no writer ever waits while holding.
+        Raises LockLost on exit when a lease lapsed inside (the job is retried; entries are idempotent).
+        """
+        lock_keys = sorted({keys.project_lock(owner, project) for owner, project in projects})
+        group = _HeldGroup(self.client, lock_keys, uuid.uuid4().hex, self.lease)
+        if len(lock_keys) < 2 or not group.acquire():
+            yield False
+            return
+        _renewer.add(group)
+        self._local.held = frozenset(lock_keys)
+        failed = False
+        try:
+            yield True
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            self._local.held = frozenset()
+            _renewer.remove(group)
+            group.release()
+            if group.lost and not failed:
+                raise LockLost(f"{len(lock_keys)} project locks lapsed before the batch's writes finished")
+
+
+def redis_lock_factory(client: redis.Redis, *, lease: float, wait: float) -> ProjectLocks:
+    """A ``FixStore`` lock factory of Redis lease locks (``ProjectLocks``)."""
+    return ProjectLocks(client, lease=lease, wait=wait)

@@ -117,6 +117,11 @@ class StoreCore:
         self._files_memo: dict[tuple[str, str], ProjectFiles] = {}
         self._summaries: dict[Path, tuple[Stamp, LogSummary]] = {}  # by log: the last summary known
 
+    @property
+    def lock_factory(self) -> LockFactory | None:
+        """The lock taken around every write of a project (None: the flock alone)."""
+        return self._lock_factory
+
     # -- the parse cache -----------------------------------------------------------------------------
 
     def _cached(self, files: ProjectFiles) -> Cached | None:

@@ -191,6 +191,10 @@ class _Hooked:
     before: Callable[[], object] | None = None
     after: Callable[[], object] | None = None
 
+    @property
+    def lock_factory(self) -> Any:
+        return self.store.lock_factory
+
     def read(self, owner: str, project_key: str) -> Any:
         return self.store.read(owner, project_key)
 

@@ -148,3 +148,53 @@ def test_one_renewal_thread_per_process_renews_every_held_lock(redis_client: red
         renewers = [t for t in threading.enumerate() if t.name == "lease-lock renewer"]
         assert len(renewers) == 1
     assert not redis_client.exists(short, long_)
+
+
+_PROJECTS = [("alice", "github.com/acme/a"), ("alice", "github.com/acme/b"), ("bob", "github.com/acme/a")]
+
+
+def test_holding_takes_every_projects_lock_at_once_and_the_factory_then_takes_none(
+    redis_client: redis.Redis,
+) -> None:
+    locks = redis_lock_factory(redis_client, lease=5, wait=0.2)
+    lock_keys = [keys.project_lock(o, p) for o, p in _PROJECTS]
+    with locks.holding(_PROJECTS) as held:
+        assert held
+        tokens = {redis_client.get(k) for k in lock_keys}
+        assert len(tokens) == 1 and None not in tokens  # one token holds them all
+        assert all(redis_client.pttl(k) > 0 for k in lock_keys)  # leases, not forever
+        with locks(*_PROJECTS[0]):  # already held by this batch: nothing more to take
+            assert redis_client.get(lock_keys[0]) in tokens
+        other = redis_lock_factory(redis_client, lease=5, wait=0.05)
+        with pytest.raises(LockTimeout), other(*_PROJECTS[1]):  # another writer still waits for it
+            pass
+        outside = ("carol", "github.com/acme/c")
+        with locks(*outside):  # a project the batch does not hold: its own lease, as always
+            assert redis_client.exists(keys.project_lock(*outside))
+    assert not any(redis_client.exists(k) for k in lock_keys)  # released together
+    with locks(*_PROJECTS[0]):  # and the factory takes its own lease again
+        assert redis_client.get(lock_keys[0]) not in tokens
+
+
+def test_holding_takes_none_when_one_is_held_elsewhere(redis_client: redis.Redis) -> None:
+    locks = redis_lock_factory(redis_client, lease=5, wait=0.2)
+    busy = keys.project_lock(*_PROJECTS[2])
+    with RedisLeaseLock(redis_client, busy, lease=5, wait=0.2):
+        with locks.holding(_PROJECTS) as held:
+            assert not held
+            assert not redis_client.exists(keys.project_lock(*_PROJECTS[0]))  # all or none
+            with locks(*_PROJECTS[0]):  # each write takes its own lock instead
+                assert redis_client.exists(keys.project_lock(*_PROJECTS[0]))
+        assert redis_client.exists(busy)  # the other holder's lease is untouched
+
+
+def test_a_held_group_whose_lease_lapsed_raises_lock_lost(redis_client: redis.Redis) -> None:
+    locks = redis_lock_factory(redis_client, lease=0.3, wait=0.2)
+    with pytest.raises(LockLost), locks.holding(_PROJECTS):
+        redis_client.delete(keys.project_lock(*_PROJECTS[1]))  # the lease lapsed meanwhile
+        _wait_lost(redis_client, keys.project_lock(*_PROJECTS[0]))
+
+
+def _wait_lost(client: redis.Redis, key: str) -> None:
+    """The renewer found the group short of a key: it stops renewing, so the other leases lapse too."""
+    wait_for(lambda: not client.exists(key), 10, f"{key} to lapse once the group was found lost")
