@@ -9,7 +9,7 @@ A new entry supersedes a live (not yet superseded) entry when all three hold:
 - the new outcome is at least as good (fixed > partial > unverified): a failed retry never hides a fix.
 
 Among several such entries the closest in meaning wins, then the one with the better outcome (a new fix
-replaces the earlier fix; a failed attempt in between stays visible as history), then the latest.
+replaces the earlier fix; a failed attempt in between stays visible as history), then the latest turn.
 The old line stays in the log; the new one carries ``supersedes: <old id>``. An entry that already names
 what it supersedes (an import of an exported log) is left as it is.
 """
@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from store.entry import FixEntry, Outcome
-from store.history import superseded_by
+from store.history import order_key, superseded_by
 from store.paths import normalize_path
 from store.recall.index import meaning_text
 from store.recall.tokenize import tokenize
@@ -52,11 +52,11 @@ def choose_superseded(
 ) -> str | None:
     """The id of the candidate ``new`` supersedes, or None; ``cosines[i]`` is its cosine to ``candidates[i]``.
 
-    Candidates are live entries in log order. Ties in meaning (to 6 decimals) go to the better outcome,
-    then to the later entry; ``candidate_files`` are their ``file_set`` when already known.
+    Candidates are live entries. Ties in meaning (to 6 decimals) go to the better outcome, then to the
+    later turn (``order_key``); ``candidate_files`` are their ``file_set`` when already known.
     """
     new_files = file_set(new)
-    best: tuple[float, int, int] | None = None
+    best: tuple[float, int, tuple[float, str]] | None = None
     for row, old in enumerate(candidates):
         cos = float(cosines[row])
         if cos < min_cosine or OUTCOME_RANK[new.outcome] < OUTCOME_RANK[old.outcome]:
@@ -64,10 +64,11 @@ def choose_superseded(
         old_files = candidate_files[row] if candidate_files is not None else file_set(old)
         if not new_files & old_files:
             continue
-        key = (round(cos, 6), OUTCOME_RANK[old.outcome], row)  # float noise must not decide
+        # Float noise must not decide; the latest by the turn's time, not by line (``store.lineage``).
+        key = (round(cos, 6), OUTCOME_RANK[old.outcome], order_key(old))
         if best is None or key > best:
             best = key
-    return candidates[best[2]].id if best is not None else None
+    return best[2][1] if best is not None else None
 
 
 def reconcile(
