@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from store import FixEntry, FixStore
 from store.history import superseded_by
 from store.lineage import ordered_prefix, relinked, supersession
+from store.paths import project_files
 from store.recall.view import ProjectView
 from tests.store.factories import OWNER, PROJECT, make_entry
 
@@ -173,3 +175,28 @@ def test_relinked_is_the_log_in_time_order_with_the_decided_links() -> None:
     assert [e.supersedes for e in repaired] == [None, None, first.id]
     assert ordered_prefix(repaired) == len(repaired)
     assert superseded_by(repaired) == supersession(repaired) == decided
+
+
+def test_repair_rewrites_an_old_log_in_time_order_and_answers_the_same(data_dir: Path) -> None:
+    first, retry, fix = _lineage_of_three()
+    store = FixStore(data_dir, cap=10)
+    for entry in (fix, retry, first):  # a late replay: every line out of time order
+        store.append(OWNER, PROJECT, [entry])
+    before = _memory(store, [first, retry, fix])
+    log = project_files(store.root, OWNER, PROJECT).log
+    stored = [orjson.loads(line)["supersedes"] for line in log.read_bytes().splitlines()]
+    assert stored == [None, None, fix.id]  # the older fix names the newer one: a hint readers redo
+
+    check = store.repair(OWNER, PROJECT, check=True)
+    assert (check.moved, check.relinked, check.written) == (2, 2, False)
+    assert store.repair(OWNER, PROJECT).written
+    lines = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    assert [(d["id"], d["supersedes"]) for d in lines] == [
+        (first.id, None),
+        (retry.id, None),
+        (fix.id, first.id),
+    ]
+    for reader in (store, FixStore(data_dir, cap=10)):
+        assert _memory(reader, [first, retry, fix]) == before
+    again = store.repair(OWNER, PROJECT)
+    assert not again.needed and not again.written  # idempotent
