@@ -67,7 +67,7 @@ def supersession(
         entries[:k],
         matrix[:k],
         [entries[i].model_copy(update={"supersedes": None}) for i in tail],
-        new_vectors=matrix[np.asarray(tail, dtype=np.intp)],
+        new_vectors=np.asfortranarray(matrix[np.asarray(tail, dtype=np.intp)]),  # column gathers (dot_rows)
         live=[e.id not in head for e in entries[:k]],
         existing_files=files[:k],
     )
