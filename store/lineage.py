@@ -9,7 +9,7 @@ hides a newer fix.
   first turns by time, each after the one before) keep their stored ``supersedes``: reconcile wrote them
   against exactly the turns before them, so they are that decision already. A log whose turns arrived in
   time order, as live traffic does, is all prefix: reading it costs what it always did (``superseded_by``).
-- Every later line is decided again, in ``(ts, id)`` order, its stored ``supersedes`` cleared, by
+- Every later line is decided again, in ``(ts, id)`` order, its stored ``supersedes`` ignored, by
   ``reconcile`` against the live turns before it in time. Its stored link is a hint the reader does not
   follow; ``FixStore.repair`` (``fixmem doctor --fix``) rewrites the log in time order with the links
   decided here (``relinked``), so the whole log is prefix again.
@@ -61,15 +61,17 @@ def supersession(
     if k == len(entries):
         return head
     matrix = vectors() if vectors is not None else embed_many([tokenize(meaning_text(e)) for e in entries])
+    matrix = np.ascontiguousarray(matrix)  # reconcile gathers rows (the entries sharing a file)
     files = file_sets() if file_sets is not None else [file_set(e) for e in entries]
     tail = sorted(range(k, len(entries)), key=lambda i: order_key(entries[i]))
     decided = reconcile(
         entries[:k],
         matrix[:k],
-        [entries[i].model_copy(update={"supersedes": None}) for i in tail],
-        new_vectors=np.asfortranarray(matrix[np.asarray(tail, dtype=np.intp)]),  # column gathers (dot_rows)
+        [entries[i] for i in tail],
+        new_vectors=matrix[np.asarray(tail, dtype=np.intp)],
         live=[e.id not in head for e in entries[:k]],
         existing_files=files[:k],
+        keep_given=False,
     )
     out = dict(head)
     for entry in decided:

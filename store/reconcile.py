@@ -16,6 +16,7 @@ what it supersedes (an import of an exported log) is left as it is.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -81,13 +82,15 @@ def reconcile(
     existing_files: Sequence[frozenset[str]] | None = None,
     row_of: Mapping[str, int] | None = None,
     min_cosine: float = SUPERSEDE_MIN_COSINE,
+    keep_given: bool = True,
 ) -> list[FixEntry]:
     """``new`` with ``supersedes`` filled in where one replaces a live entry (existing or earlier in ``new``).
 
     ``existing`` is the log in order and ``existing_vectors`` its meaning vectors (one row per entry).
     Optional, when the caller has them: ``new_vectors`` (``meaning_vector`` of each new entry), ``live``
     (whether each existing entry is not superseded), ``existing_files`` (their ``file_set``) and
-    ``row_of`` (``{id: position}`` of ``existing``).
+    ``row_of`` (``{id: position}`` of ``existing``). ``keep_given=False``: decide every new entry again,
+    whatever ``supersedes`` it carries (``store.lineage``).
     """
     if not new:
         return []
@@ -99,36 +102,39 @@ def reconcile(
     files: list[frozenset[str]] = (
         list(existing_files) if existing_files is not None else [file_set(e) for e in existing]
     )
-    # Cosine of every new entry against every existing and every new entry: (n + b) x b.
-    # (Sparse gathers, not one dense product: a BLAS gemm wakes its thread pool, which then spins on
-    # the cores the other workers need; docs/decisions/0011-store.md, "No BLAS products on hot paths".)
-    cos = np.vstack(
-        [
-            np.column_stack([dot_rows(existing_vectors, v) for v in new_vectors]),
-            np.column_stack([dot_rows(new_vectors, v) for v in new_vectors]),
-        ]
-    )
+    # Only entries sharing a file can be superseded, so the cosine is computed for those alone (a few
+    # per new entry, not the whole log; sparse gathers, no BLAS gemm: docs/decisions/0011-store.md, "No
+    # BLAS products on hot paths").
+    postings: dict[str, list[int]] = {}
+    for slot, names in enumerate(files):
+        for name in names:
+            postings.setdefault(name, []).append(slot)
+    n = len(existing)
     pool: list[FixEntry] = [*existing, *new]
     alive = np.concatenate([np.asarray(live, dtype=bool), np.zeros(len(new), dtype=bool)])
     new_slot: dict[str, int] = {}
     result: list[FixEntry] = []
     for j, incoming in enumerate(new):
         entry = incoming
-        slot = len(existing) + j
-        target = entry.supersedes
+        slot = n + j
+        names = file_set(entry)
+        target = entry.supersedes if keep_given else None
         target_slot: int | None = None
         if target is None:
-            rows = np.flatnonzero(alive[:slot] & (cos[:slot, j] >= min_cosine))
+            sharing = sorted({i for name in names for i in postings.get(name, ()) if alive[i]})
+            cos = _cosines(sharing, n, existing_vectors, new_vectors, j)
+            rows = [i for i, c in zip(sharing, cos, strict=True) if c >= min_cosine]
             target = choose_superseded(
                 entry,
-                cos[rows, j].tolist(),
+                [c for c in cos if c >= min_cosine],
                 [pool[i] for i in rows],
                 candidate_files=[files[i] for i in rows],
                 min_cosine=min_cosine,
             )
-            if target is not None:
+            if target != entry.supersedes:
                 entry = entry.model_copy(update={"supersedes": target})
-                target_slot = next(int(i) for i in rows if pool[i].id == target)
+            if target is not None:
+                target_slot = next(i for i in rows if pool[i].id == target)
         elif target in new_slot:
             target_slot = new_slot[target]
         elif row_of is not None:
@@ -140,6 +146,19 @@ def reconcile(
         alive[slot] = True
         new_slot[entry.id] = slot
         pool[slot] = entry
-        files.append(file_set(entry))
+        files.append(names)
+        for name in names:
+            postings.setdefault(name, []).append(slot)
         result.append(entry)
     return result
+
+
+def _cosines(slots: Sequence[int], n: int, existing: Matrix, new: Matrix, j: int) -> list[float]:
+    """The cosine of new entry ``j`` to each of ``slots`` (ascending; below ``n``: rows of ``existing``,
+    else of ``new``)."""
+    vector = new[j]
+    split = bisect_left(slots, n)
+    out = dot_rows(existing[list(slots[:split])], vector).tolist() if split else []
+    if split < len(slots):
+        out += dot_rows(new[[i - n for i in slots[split:]]], vector).tolist()
+    return out

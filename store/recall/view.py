@@ -218,11 +218,12 @@ class ProjectView:
             decided = reconcile(
                 self.entries,
                 vectors[:n],
-                [e.model_copy(update={"supersedes": None}) for e in new],
+                new,
                 new_vectors=vectors[n:],
                 live=known.live,
                 existing_files=self.file_sets,
                 row_of=rows,
+                keep_given=False,
             )
             trusted = {e.id: i for i, e in enumerate(decided, start=n)}
         for i, entry in enumerate(decided, start=n):
