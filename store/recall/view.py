@@ -139,7 +139,7 @@ class Derived:
         superseders, so the map only loses the dropped targets (``superseded_by`` would otherwise redo the
         whole log on the next append: docs/performance.md, "Store at the cap").
         """
-        if self.superseded is None or self.live is None or not self.in_order:
+        if self.superseded is None or self.live is None or not self.in_order or list(rows) != sorted(rows):
             return  # lines out of time order: dropping one may change what the others decide
         kept = set(rows)
         dropped = [entries[i] for i in range(len(entries)) if i not in kept]
@@ -148,8 +148,8 @@ class Derived:
         gone = {e.id for e in dropped}
         out.superseded = {t: s for t, s in self.superseded.items() if t not in gone}
         out.live = self.live[np.asarray(rows, dtype=np.intp)]
-        out.in_order = sorted(rows) == list(rows)  # a subset of lines in time order is in time order
-        out.newest = max((order_key(entries[r]) for r in rows), default=None)
+        out.in_order = True  # kept in order, lines in time order stay in time order; the last is the newest
+        out.newest = order_key(entries[rows[-1]]) if rows else None
 
 
 class ProjectView:
