@@ -105,10 +105,12 @@ def reconcile(
     # Only entries sharing a file can be superseded, so the cosine is computed for those alone (a few
     # per new entry, not the whole log; sparse gathers, no BLAS gemm: docs/decisions/0011-store.md, "No
     # BLAS products on hot paths").
+    wanted = frozenset().union(*(file_set(e) for e in new))
     postings: dict[str, list[int]] = {}
     for slot, names in enumerate(files):
-        for name in names:
-            postings.setdefault(name, []).append(slot)
+        if not names.isdisjoint(wanted):  # most of the log shares no file with the batch
+            for name in names & wanted:
+                postings.setdefault(name, []).append(slot)
     n = len(existing)
     pool: list[FixEntry] = [*existing, *new]
     alive = np.concatenate([np.asarray(live, dtype=bool), np.zeros(len(new), dtype=bool)])
