@@ -75,7 +75,7 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "Delete one entry (by id) from the owner's fix logs, under the same lock the workers take.",
     ),
     "doctor": (
-        "fixmem.doctor_cli",
+        "fixmem.cli.doctor",
         "doctor_command",
         "Check the owner's fix logs (lineages out of time order); --fix repairs them.",
     ),

@@ -13,8 +13,8 @@ from pathlib import Path
 import click
 
 from fixmem import wiring
+from fixmem.cli.options import data_dir_option, load_settings, owner_option, require_owner
 from fixmem.errors import ExitCode
-from fixmem.options import data_dir_option, load_settings, owner_option, require_owner
 from store.paths import canonical_key
 
 
