@@ -1,8 +1,9 @@
 """Extraction CPU, this tree against another (the old one): median of alternating same-run rounds.
 
-Run: ``python -m bench.extraction_ab --old /tmp/x-shell-old [--rounds 5] [--events 300]
-[--corpus DIR] [--callgrind N]``.
-Writes ``bench/results/extraction_ab.json`` and prints it.
+Run: ``python -m bench.extraction_ab (--old DIR | --refs OLD NEW) [--rounds 5] [--events 300]
+[--corpus DIR] [--callgrind N] [--name extraction_ab]``. ``--refs`` takes two git refs (``NEW`` may be
+``WORKTREE``, the checkout as it is), exported from git by ``bench.refs``; ``--old`` a tree on disk against
+this one. Writes ``bench/results/<--name>.json`` and prints it.
 
 Each round runs, in a fresh process per tree with that tree first on ``PYTHONPATH`` and the two trees in
 alternating order (old first in even rounds): (1) ``bench.extraction_bench``'s ``run`` with ``--repeats``
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import write_result
+from bench.refs import exported
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -211,9 +213,12 @@ def _round(tree: Path, events: int, corpus: Path | None, repeats: int) -> dict[s
 def main(argv: list[str] | None = None) -> int:
     """Run the alternating rounds, print and write the medians."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--old", type=Path, required=True, help="the other tree (e.g. a git worktree of main)"
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--old", type=Path, help="the other tree (e.g. a git worktree of main); new: this one")
+    which.add_argument(
+        "--refs", nargs=2, metavar=("OLD", "NEW"), help="two git refs (NEW may be WORKTREE): their sources"
     )
+    parser.add_argument("--name", default="extraction_ab", help="the results file's name (without .json)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--events", type=int, default=300)
     parser.add_argument(
@@ -228,7 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     load_at_start = round(os.getloadavg()[0], 2)  # the machine is shared: > 1 means contention
-    trees = {"old": args.old.resolve(), "new": ROOT}
+    if args.refs:  # the refs' sources from git (bench.refs); each runs with its tree first on the path
+        trees = {side: exported(ref) for side, ref in zip(("old", "new"), args.refs, strict=True)}
+    else:
+        trees = {"old": args.old.resolve(), "new": ROOT}
     samples: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
     for index in range(args.rounds):
         order = ["old", "new"] if index % 2 == 0 else ["new", "old"]
@@ -250,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": args.repeats,
         "corpus": str(args.corpus) if args.corpus else None,
         "old_tree": str(trees["old"]),
+        "refs": args.refs,
         "median": medians,
         "change": {k: round(medians["new"][k] / medians["old"][k] - 1, 4) for k in keys},
         "python_calls": {
@@ -272,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             "change": {k: round(counted["new"][k] / counted["old"][k] - 1, 4) for k in counted["new"]},
             "profile_share": {"turns": "mix_25kb", "method": "cProfile, inclusive / extract", **shares},
         }
-    print(write_result("extraction_ab", result).read_text(), end="")
+    print(write_result(args.name, result).read_text(), end="")
     return 0
 
 

@@ -91,6 +91,17 @@ def _install(tree: Path, venv: Path) -> None:
             subprocess.run([*pip, *args], check=True, cwd=tree.parent, stderr=log)
 
 
+def exported(ref: str) -> Path:
+    """``ref``'s sources only (no venv), for benchmarks that run a tree with this interpreter on
+    ``PYTHONPATH``: cached by commit beside its build; ``WORKTREE`` is the checkout itself."""
+    if ref == WORKTREE:
+        return ROOT
+    tree = cache_dir() / commit_of(ref) / "tree"
+    if not tree.exists():
+        _export(commit_of(ref), tree)
+    return tree
+
+
 def built(ref: str) -> Built:
     """``ref`` exported and installed into its own venv (cached by commit, except ``WORKTREE``)."""
     if ref == WORKTREE:

@@ -3,7 +3,8 @@
 Layout (the on-disk contract)::
 
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.jsonl             the fix log
-    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.index.json        {id: [keywords...]}, sealed
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.index.json        {id: [keywords...]} (plain JSON)
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.index.json.sha256 its seal: ``sha256sum``'s line
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.quarantine.jsonl  lines moved out of the log
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.lock              the default write lock
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.forgotten         ids ``forget`` deleted, one a line
@@ -34,6 +35,7 @@ SLUG_MAX_CHARS = 48
 HASH_HEX_CHARS = 12
 LOG_SUFFIX = ".jsonl"
 INDEX_SUFFIX = ".index.json"
+INDEX_SEAL_SUFFIX = ".index.json.sha256"  # ``store.persist.fsio.seal_path`` of the index
 QUARANTINE_SUFFIX = ".quarantine.jsonl"
 LOCK_SUFFIX = ".lock"
 FORGOTTEN_SUFFIX = ".forgotten"
@@ -74,6 +76,11 @@ class ProjectFiles:
     def index(self) -> Path:
         """The keyword index ``{id: [keywords...]}``."""
         return self.directory / (self.stem + INDEX_SUFFIX)
+
+    @cached_property
+    def index_seal(self) -> Path:
+        """The index's seal: the sha256 of the index file's bytes (``fsio.overwrite_with_seal``)."""
+        return self.directory / (self.stem + INDEX_SEAL_SUFFIX)
 
     @cached_property
     def quarantine(self) -> Path:

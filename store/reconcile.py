@@ -72,6 +72,17 @@ def choose_superseded(
     return best[2][1] if best is not None else None
 
 
+def _slot_of(
+    target: str, new_slot: Mapping[str, int], row_of: Mapping[str, int] | None, existing: Sequence[FixEntry]
+) -> int | None:
+    """The slot of the entry ``target`` names: an earlier new one, else its row in ``existing``."""
+    if target in new_slot:
+        return new_slot[target]
+    if row_of is not None:
+        return row_of.get(target)
+    return next((i for i, e in enumerate(existing) if e.id == target), None)
+
+
 def reconcile(
     existing: Sequence[FixEntry],
     existing_vectors: Matrix,
@@ -89,28 +100,14 @@ def reconcile(
     ``existing`` is the log in order and ``existing_vectors`` its meaning vectors (one row per entry).
     Optional, when the caller has them: ``new_vectors`` (``meaning_vector`` of each new entry), ``live``
     (whether each existing entry is not superseded), ``existing_files`` (their ``file_set``) and
-    ``row_of`` (``{id: position}`` of ``existing``). ``keep_given=False``: decide every new entry again,
-    whatever ``supersedes`` it carries (``store.lineage``).
+    ``row_of`` (``{id: position}`` of ``existing``). ``keep_given=False``: ignore new entries' own links.
     """
     if not new:
         return []
-    if new_vectors is None:
-        new_vectors = embed_many([tokenize(meaning_text(e)) for e in new])
-    if live is None:
-        hidden = superseded_by(existing)
-        live = [e.id not in hidden for e in existing]
-    files: list[frozenset[str]] = (
-        list(existing_files) if existing_files is not None else [file_set(e) for e in existing]
-    )
-    # Only entries sharing a file can be superseded, so the cosine is computed for those alone (a few
-    # per new entry, not the whole log; sparse gathers, no BLAS gemm: docs/decisions/0011-store.md, "No
-    # BLAS products on hot paths").
-    wanted = frozenset().union(*(file_set(e) for e in new))
-    postings: dict[str, list[int]] = {}
-    for slot, names in enumerate(files):
-        if not names.isdisjoint(wanted):  # most of the log shares no file with the batch
-            for name in names & wanted:
-                postings.setdefault(name, []).append(slot)
+    new_vectors = embed_many([tokenize(meaning_text(e)) for e in new]) if new_vectors is None else new_vectors
+    live = _live(existing) if live is None else live
+    files = list(existing_files) if existing_files is not None else [file_set(e) for e in existing]
+    postings = _postings(files, new)
     n = len(existing)
     pool: list[FixEntry] = [*existing, *new]
     alive = np.concatenate([np.asarray(live, dtype=bool), np.zeros(len(new), dtype=bool)])
@@ -123,26 +120,19 @@ def reconcile(
         target = entry.supersedes if keep_given else None
         target_slot: int | None = None
         if target is None:
+            # Only entries sharing a file can be superseded: the cosine is computed for those alone.
             sharing = sorted({i for name in names for i in postings.get(name, ()) if alive[i]})
             cos = _cosines(sharing, n, existing_vectors, new_vectors, j)
             rows = [i for i, c in zip(sharing, cos, strict=True) if c >= min_cosine]
             target = choose_superseded(
-                entry,
-                [c for c in cos if c >= min_cosine],
-                [pool[i] for i in rows],
-                candidate_files=[files[i] for i in rows],
-                min_cosine=min_cosine,
-            )
+                entry, [c for c in cos if c >= min_cosine], [pool[i] for i in rows],
+                candidate_files=[files[i] for i in rows], min_cosine=min_cosine,
+            )  # fmt: skip
             if target != entry.supersedes:
                 entry = entry.model_copy(update={"supersedes": target})
-            if target is not None:
-                target_slot = next(i for i in rows if pool[i].id == target)
-        elif target in new_slot:
-            target_slot = new_slot[target]
-        elif row_of is not None:
-            target_slot = row_of.get(target)
+            target_slot = next((i for i in rows if pool[i].id == target), None)
         else:
-            target_slot = next((i for i, e in enumerate(existing) if e.id == target), None)
+            target_slot = _slot_of(target, new_slot, row_of, existing)
         if target_slot is not None:
             alive[target_slot] = False
         alive[slot] = True
@@ -155,9 +145,28 @@ def reconcile(
     return result
 
 
+def _live(existing: Sequence[FixEntry]) -> list[bool]:
+    """Whether each entry is not superseded, by the stored links."""
+    hidden = superseded_by(existing)
+    return [e.id not in hidden for e in existing]
+
+
+def _postings(files: Sequence[frozenset[str]], new: Sequence[FixEntry]) -> dict[str, list[int]]:
+    """``{file: slots}`` of the entries of ``files`` that share a file with ``new`` (most of a log shares
+    none with a batch; the loop adds each new entry's files as it goes)."""
+    wanted = frozenset().union(*(file_set(e) for e in new))
+    postings: dict[str, list[int]] = {}
+    for slot, names in enumerate(files):
+        if not names.isdisjoint(wanted):
+            for name in names & wanted:
+                postings.setdefault(name, []).append(slot)
+    return postings
+
+
 def _cosines(slots: Sequence[int], n: int, existing: Matrix, new: Matrix, j: int) -> list[float]:
     """The cosine of new entry ``j`` to each of ``slots`` (ascending; below ``n``: rows of ``existing``,
-    else of ``new``)."""
+    else of ``new``). Sparse gathers of a few rows, no BLAS gemm (docs/decisions/0011-store.md, "No BLAS
+    products on hot paths")."""
     vector = new[j]
     split = bisect_left(slots, n)
     out = dot_rows(existing[list(slots[:split])], vector).tolist() if split else []

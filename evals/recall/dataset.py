@@ -143,10 +143,6 @@ class Dataset:
         """Total entries across projects."""
         return sum(len(p.entries) for p in self.projects)
 
-    def id_of(self, owner: str, project: str, label: str) -> str:
-        """The store id of a labelled entry."""
-        return eval_entry_id(owner, project, label)
-
 
 def eval_entry_id(owner: str, project: str, label: str) -> str:
     """The id a labelled entry gets: the store's content hash over ``eval:<label>`` as event identity."""

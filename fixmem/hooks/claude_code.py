@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit"})
-PROMPT_EVENTS = frozenset({"UserPromptSubmit", "PostToolUse", "PostToolUseFailure"})
 STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 MAX_PAYLOAD_BYTES = 8 << 20
 ERROR_TAIL_CHARS = 2000  # the end of a failing command's output: where the error is

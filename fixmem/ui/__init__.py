@@ -8,12 +8,13 @@ Pages (server-rendered HTML, no script, every asset shipped in this package):
 - ``/ui/entries?project=<key>``: the entries table (filters, paging); ``/ui/entry/<id>?project=<key>``.
 - ``/ui/forget`` (POST): forget one or many entries, after a confirmation.
 - ``/ui/search``: a task (and files, an error) -> the prompt block the agent would get, scores, reasons.
-- ``/ui/review?project=<key>``: suggested notes to approve, edit or reject (``fixmem.ui.review``).
+- ``/ui/review?project=<key>``: suggested notes to approve, edit or reject (``store.notes.review``).
 - ``/ui/pipeline``: streams, queues, workers, dead letters, replay and purge: operators only.
 
 Modules: ``web`` (templates, viewer, CSRF, errors, login), ``pages`` (the owner's pages),
 ``review_pages``, ``ops`` (pipeline), ``summary`` (the projects page's rows), ``limit`` (failed logins);
-pure helpers ``listing`` (filters, paging) and ``chart`` (SVG).
+pure helpers ``listing`` (an entry's extra fields; filters and paging are ``store.listing``) and
+``chart`` (SVG).
 """
 
 from __future__ import annotations

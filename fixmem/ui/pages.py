@@ -19,7 +19,7 @@ from markupsafe import Markup
 from fixmem.api.app import recall_fixes_for
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 from fixmem.ui.chart import Chart, svg
-from fixmem.ui.listing import EntryFilter, extras, page_number, paginate, table
+from fixmem.ui.listing import extras
 from fixmem.ui.review import configured_workspace
 from fixmem.ui.web import PREFIX, Ctx, Posted, UiError, Who, failures, owner_of, redirect, render, state
 from ingest.project_key import project_key_for
@@ -27,6 +27,7 @@ from store import FixEntry
 from store.entry import ENTRY_ID_PATTERN
 from store.history import regressions
 from store.lineage import supersession
+from store.listing import EntryFilter, page_number, paginate, table
 from store.notes.workspace import known_commits
 from store.recall.search import Reasons
 from store.redact import might_hold_secret, redact_obj
@@ -85,7 +86,7 @@ def projects(request: Request, ctx: Ctx, who: Who) -> HTMLResponse:
 
 @router.get(f"{PREFIX}/entries")
 def entries(request: Request, ctx: Ctx, who: Who, project: str = "") -> Response:
-    """A project's entries, newest first, filtered and paged (see ``fixmem.ui.listing``)."""
+    """A project's entries, newest first, filtered and paged (see ``store.listing``)."""
     owner = owner_of(who)
     if not project:
         return redirect(f"{PREFIX}/projects")

@@ -1,4 +1,4 @@
-"""The review queue page: suggested notes to approve (perhaps edited) or reject; see ``fixmem.ui.review``."""
+"""The review queue page: suggested notes to approve (perhaps edited) or reject (``store.notes.review``)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,7 @@ from fastapi.responses import Response
 
 from fixmem.api.app import ApiContext
 from fixmem.ui.pages import project_entries, quoted
-from fixmem.ui.review import (
-    ReviewState,
-    configured_workspace,
-    note_text,
-    notes_file,
-    pending,
-    read_state,
-    state_path,
-    update_state,
-)
+from fixmem.ui.review import configured_workspace
 from fixmem.ui.web import PREFIX, SECURITY_HEADERS, Ctx, Posted, UiError, Who, failures, owner_of, redirect
 from fixmem.ui.web import render as render_page
 from ingest.project_key import project_key_for
@@ -30,11 +21,13 @@ from store.notes import (
     MemoryFile,
     Note,
     NoteRejected,
+    format_note,
     new_note,
     note_from_fix,
     promoted_ids,
     suggest_notes,
 )
+from store.notes.review import notes_file, pending, read_state, state_path, update_state
 from store.notes.workspace import append_note, git_head, memory_path, read_memory
 
 router = APIRouter(include_in_schema=False)
@@ -89,7 +82,7 @@ def answer(request: Request, ctx: Ctx, who: Who, form: Posted) -> Response:
     back = f"{PREFIX}/review?project={quoted(project)}"
     if action == "reject":
         with failures():
-            update_state(path, lambda s: _add_rejected(s, fix_id))
+            update_state(path, lambda s: s.reject(fix_id))
         return redirect(back + "&done=rejected")
     if action != "approve":
         raise UiError(422, "action is approve or reject")
@@ -106,8 +99,8 @@ def answer(request: Request, ctx: Ctx, who: Who, form: Posted) -> Response:
             append_note(workspace, note)
             update_state(path, lambda s: None)  # nothing to keep: memory.md names the fix now
             return redirect(back + "&done=written")
-        text = note_text(note)
-        update_state(path, lambda s: _add_approved(s, fix_id, text))
+        text = format_note(note)
+        update_state(path, lambda s: s.approve(fix_id, text))
     return redirect(back + "&done=approved")
 
 
@@ -119,15 +112,6 @@ def _note(
         body = body.rstrip() + f"\nPromoted from {entry.id}."
     commit = entry.commit or (git_head(workspace) if workspace else None)
     return new_note(kind, subject, body, learned=_today(ctx), commit=commit)
-
-
-def _add_rejected(state: ReviewState, fix_id: str) -> None:
-    if fix_id not in state.rejected:
-        state.rejected.append(fix_id)
-
-
-def _add_approved(state: ReviewState, fix_id: str, text: str) -> None:
-    state.approved = [a for a in state.approved if a["fix_id"] != fix_id] + [{"fix_id": fix_id, "note": text}]
 
 
 @router.get(f"{PREFIX}/review/memory.md")

@@ -49,7 +49,6 @@ _SPAWNERS = frozenset({"Task", "Agent"})
 class _Turn:
     draft: TurnDraft
     times: list[float | None] = field(default_factory=list)
-    has_reply: bool = False
 
 
 @dataclass

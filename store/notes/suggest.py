@@ -72,9 +72,33 @@ def suggest_notes(
 
     ``regressed`` maps a fixed entry's id to the later partial entry's id (``store.history.regressions``).
     """
+    out = _did_not_hold(entries, regressed, already_promoted)  # by the fix to promote, in order
+    for _, shown, fixes in _repeated_errors(entries, min_repeats):
+        latest = fixes[-1]
+        if latest.id in already_promoted:
+            continue
+        reason = f"fixed {len(fixes)} times, {day(fixes[0].ts)} to {day(latest.ts)}"
+        if latest.id in out:  # the same fix to promote: one suggestion, both reasons
+            known = out[latest.id]
+            out[latest.id] = replace(known, reason=f"{known.reason}; {reason}")
+            continue
+        out[latest.id] = Suggestion(
+            kind="gotcha",
+            fix_id=latest.id,
+            subject=f"keeps coming back: {_flat(shown, SUBJECT_CHARS)}",
+            reason=reason,
+            evidence=tuple(f.id for f in fixes),
+        )
+    return list(out.values())
+
+
+def _did_not_hold(
+    entries: Sequence[FixEntry], regressed: Mapping[str, str], already_promoted: Collection[str]
+) -> dict[str, Suggestion]:
+    """One suggestion per failure that undid fixes (however many), by the latest fix it undid."""
     by_id = {e.id: e for e in entries}
-    out: dict[str, Suggestion] = {}  # by the fix to promote, in order of suggestion
-    regressed_by: dict[str, list[FixEntry]] = {}  # one suggestion per failure, however many fixes it undid
+    out: dict[str, Suggestion] = {}
+    regressed_by: dict[str, list[FixEntry]] = {}
     for entry in entries:
         later_id = regressed.get(entry.id)
         if entry.outcome == "fixed" and later_id is not None:
@@ -93,6 +117,12 @@ def suggest_notes(
             reason=f"fixed on {day(latest.ts)}{earlier}, then {later_id} failed again{when}",
             evidence=(*(f.id for f in undone), later_id),
         )
+    return out
+
+
+def _repeated_errors(entries: Sequence[FixEntry], min_repeats: int) -> list[tuple[str, str, list[FixEntry]]]:
+    """Error signatures at least ``min_repeats`` fixes hit, most fixes first: (signature, the error as
+    first shown, the fixes in log order)."""
     groups: dict[str, list[FixEntry]] = {}
     shown: dict[str, str] = {}
     for entry in entries:
@@ -103,23 +133,7 @@ def suggest_notes(
             shown.setdefault(signature, next(e for e in entry.errors if canonical_error(e) == signature))
     repeated = [(sig, fixes) for sig, fixes in groups.items() if len(fixes) >= min_repeats]
     repeated.sort(key=lambda item: (-len(item[1]), item[0]))
-    for signature, fixes in repeated:
-        latest = fixes[-1]
-        if latest.id in already_promoted:
-            continue
-        reason = f"fixed {len(fixes)} times, {day(fixes[0].ts)} to {day(latest.ts)}"
-        if latest.id in out:  # the same fix to promote: one suggestion, both reasons
-            known = out[latest.id]
-            out[latest.id] = replace(known, reason=f"{known.reason}; {reason}")
-            continue
-        out[latest.id] = Suggestion(
-            kind="gotcha",
-            fix_id=latest.id,
-            subject=f"keeps coming back: {_flat(shown[signature], SUBJECT_CHARS)}",
-            reason=reason,
-            evidence=tuple(f.id for f in fixes),
-        )
-    return list(out.values())
+    return [(sig, shown[sig], fixes) for sig, fixes in repeated]
 
 
 def note_from_fix(

@@ -30,8 +30,8 @@ from store.entry import FixEntry
 from store.errors import unavailable
 from store.persist.fsio import (
     append_durably,
-    overwrite_sealed,
-    read_sealed,
+    overwrite_with_seal,
+    read_with_seal,
     replace_atomically,
     truncate_durably,
 )
@@ -328,8 +328,9 @@ def rewrite(
 
 
 def read_index(path: Path) -> object:
-    """The parsed index file, or None when it is missing, torn or unreadable (it is then rebuilt)."""
-    body = read_sealed(path)
+    """The parsed index file, or None when it is missing, torn, unreadable, or its seal file does not
+    vouch for it (an older version's sealed index, a crash between the two writes): it is then rebuilt."""
+    body = read_with_seal(path)
     if body is None:
         return None
     try:
@@ -339,9 +340,10 @@ def read_index(path: Path) -> object:
 
 
 def write_index(path: Path, index: bytes) -> None:
-    """Overwrite the index file with ``index`` (JSON bytes), sealed, in place (``fsio.overwrite_sealed``).
+    """Overwrite the index file with ``index`` (JSON bytes, as they are: ``json.load`` reads the file), then
+    its seal file beside it (``fsio.overwrite_with_seal``), both in place.
 
     Not fsynced, not renamed: the index is derived, and a torn, stale or older-format one is detected
-    (the seal, ``index.usable_index``) and rebuilt from the log.
+    (the seal file, ``index.usable_index``) and rebuilt from the log.
     """
-    overwrite_sealed(path, index)
+    overwrite_with_seal(path, index)

@@ -87,7 +87,7 @@ def temp_name(path: Path) -> Path:
 _clean_at: dict[tuple[str, str], int] = {}
 
 
-def remove_stale_temps(path: Path) -> int:
+def remove_stale_temps(path: Path, *, force: bool = False) -> int:
     """Delete the temp files of ``path`` that a killed rewrite left behind; returns how many went.
 
     Call it only under the write lock of ``path``: then no other writer can be writing one. Each holds a
@@ -97,7 +97,8 @@ def remove_stale_temps(path: Path) -> int:
     The directory is listed only when it changed since this process last found it clean for ``path``
     (its mtime moves whenever a file in it is created, renamed or deleted, which leaving a temp file
     behind takes): a writer appending to a project of a directory of many skips the listing, which was a
-    scan of every project's files on every append.
+    scan of every project's files on every append. ``force`` lists it anyway: ``forget`` must leave no
+    copy of the entry, even one a clock too coarse to move the mtime would hide.
     """
     key = (str(path.parent), path.name)
     try:
@@ -106,7 +107,7 @@ def remove_stale_temps(path: Path) -> int:
         return 0
     except OSError as exc:
         raise unavailable(path.parent, exc) from exc
-    if _clean_at.get(key) == seen:
+    if not force and _clean_at.get(key) == seen:
         return 0
     pattern, removed = re.compile(rf"\.{re.escape(path.name)}\.\d+\.[0-9a-f]{{8}}\.tmp"), 0
     try:
@@ -173,15 +174,14 @@ def unseal(data: bytes) -> bytes | None:
     return body if hashlib.sha256(body).hexdigest().encode() == digest else None
 
 
-def overwrite_sealed(path: Path, body: bytes) -> None:
-    """Overwrite a derived file in place with ``seal(body)``: ``pwrite`` at 0, then cut to length, no fsync.
+def overwrite_in_place(path: Path, data: bytes) -> None:
+    """Overwrite ``path`` with ``data`` in place: ``pwrite`` at 0, then cut to length, no fsync.
 
-    Not temp file + rename: a rename over an existing file makes ext4 flush the new file's data first
-    (``auto_da_alloc``: ``bench/summary_ab.py``'s notes), where a write in place costs no flush. A
-    reader racing the write, or a crash in it, finds the digest wrong (``unseal``) and rebuilds the file
-    from the log. Raises StoreUnavailable naming the path.
+    For derived files checked by a digest (``overwrite_sealed``, ``overwrite_with_seal``). Not temp file
+    + rename: a rename over an existing file makes ext4 flush the new file's data first (``auto_da_alloc``:
+    ``bench/summary_ab.py``'s notes), where a write in place costs no flush. Raises StoreUnavailable
+    naming the path.
     """
-    data = seal(body)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     except OSError as exc:
@@ -195,6 +195,48 @@ def overwrite_sealed(path: Path, body: bytes) -> None:
         raise unavailable(path, exc) from exc
     finally:
         os.close(fd)
+
+
+def overwrite_sealed(path: Path, body: bytes) -> None:
+    """Overwrite a derived file in place with ``seal(body)`` (``overwrite_in_place``).
+
+    A reader racing the write, or a crash in it, finds the digest wrong (``unseal``) and rebuilds the file
+    from the log. Raises StoreUnavailable naming the path.
+    """
+    overwrite_in_place(path, seal(body))
+
+
+def seal_path(path: Path) -> Path:
+    """The sibling file that holds the digest of ``path`` (``overwrite_with_seal``): ``<name>.sha256``."""
+    return path.with_name(path.name + ".sha256")
+
+
+def seal_line(path: Path, body: bytes) -> bytes:
+    """The seal file's content for ``body`` written at ``path``: ``sha256sum``'s line (``<hex>  <name>``),
+    so ``sha256sum -c`` checks the pair by hand. Pure."""
+    return hashlib.sha256(body).hexdigest().encode() + b"  " + path.name.encode() + b"\n"
+
+
+def overwrite_with_seal(path: Path, body: bytes) -> None:
+    """Overwrite a derived file in place with ``body`` as it is, then its seal file (``seal_path``).
+
+    Both in place, no fsync (``overwrite_in_place``). A reader racing the two writes, a crash between
+    them, or a writer of another version that left one of the two finds the digest wrong
+    (``read_with_seal``) and rebuilds the file from the log. Raises StoreUnavailable naming the path.
+    """
+    overwrite_in_place(path, body)
+    overwrite_in_place(seal_path(path), seal_line(path, body))
+
+
+def read_with_seal(path: Path) -> bytes | None:
+    """The body of a file ``overwrite_with_seal`` wrote; None when either file is missing or unreadable,
+    or the body's sha256 is not the one its seal file names (torn, interleaved, an older format)."""
+    try:
+        body = path.read_bytes()
+        digest = seal_path(path).read_bytes()[:_DIGEST_CHARS]
+    except OSError:
+        return None
+    return body if hashlib.sha256(body).hexdigest().encode() == digest else None
 
 
 def read_sealed(path: Path) -> bytes | None:

@@ -11,7 +11,8 @@ Rules this module obeys:
   the sha256 of the body after it), so a torn or interleaved write is found by its checksum. Not temp
   file + rename: a rename over an existing file makes ext4 flush the new file's data first
   (``auto_da_alloc``), 2-3 ms an append on this machine's disk against 0.01 ms in place
-  (``bench/summary_ab.py``'s notes). The index file is written the same way.
+  (``bench/summary_ab.py``'s notes). The index file is written in place too, its seal in a sibling file
+  (``fsio.overwrite_with_seal``: the index is a contract, plain JSON).
 - Writers write it under the project's write lock after the log. A reader that had to summarize the
   log again writes it too, without the lock: a summary it writes for bytes that changed meanwhile
   carries their stamp, so it is found stale; a write interleaved with a writer's fails its checksum.

@@ -1,12 +1,12 @@
 """The keyword index and its arithmetic: what an entry is indexed under, IDF-weighted overlap. Pure.
 
-On disk the index is ``{id: [keywords...]}`` sealed with its sha256 (``<project-safe>.index.json``,
-``store.persist.fsio.seal``); an entry's keywords are the
-unique tokens of its task, solution, errors and symbols. In memory, ``LexicalIndex`` turns the keyword
-lists into postings (token → rows), so a query's overlap with every entry is a few vectorized
-scatter-adds, weighted by BM25's inverse document frequency ``idf(t) = ln(1 + (n - df + 0.5) / (df +
-0.5))``: a token in every entry (``changed``, ``tests``, ``passed`` of the solution boilerplate) weighs
-~0 (ln(1 + 0.5 / (n + 0.5))), a token in one entry ln(1 + (n - 0.5) / 1.5), an unknown one ln(2n + 2).
+On disk the index is plain JSON ``{id: [keywords...]}`` (``<project-safe>.index.json``; its sha256 in a
+sibling seal file, ``store.persist.fsio.overwrite_with_seal``); an entry's keywords are the unique tokens
+of its task, solution, errors and symbols. In memory, ``LexicalIndex`` turns the keyword lists into
+postings (token → rows), so a query's overlap with every entry is a few vectorized scatter-adds, weighted
+by BM25's inverse document frequency ``idf(t) = ln(1 + (n - df + 0.5) / (df + 0.5))``: a token in every
+entry (``changed``, ``tests``, ``passed`` of the solution boilerplate) weighs ~0 (ln(1 + 0.5 / (n +
+0.5))), a token in one entry ln(1 + (n - 0.5) / 1.5), an unknown one ln(2n + 2).
 Keywords and query tokens are compared in their match forms (``store.recall.tokenize.match_form``: stem, then
 coding lexicon), so ``retries``/``retrying`` and ``segfault``/``panic`` meet; the on-disk keywords stay
 plain tokens.

@@ -19,7 +19,7 @@ from typing import Any
 import click
 import pytest
 import yaml
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from fixmem.api.app import router
@@ -158,12 +158,31 @@ def _dashboard() -> dict[str, Any]:
     return data
 
 
-def test_dashboard_has_the_panels_ops_need() -> None:
-    titles = " | ".join(p["title"] for p in _dashboard()["panels"]).lower()
-    for wanted in ("outcome ratios over time", "events per second by result", "stream lag", "dead letters",
-                   "latency quantiles", "agent tests vs verdicts", "verdict overturn ratio",
-                   "outcome ratio by harness", "outcome ratio by model"):  # fmt: skip
-        assert wanted in titles
+# The panels ops need, by a part of their title, and the metrics (or recorded series) each one's queries use.
+OPS_PANELS = {
+    "outcome ratios over time": {"fixmem:entries:ratio_rate1h", "fixmem:entries:ratio_rate1d"},
+    "events per second by result": {"fixmem:events:rate5m"},
+    "stream lag and pending": {"fixmem_stream_lag_entries", "fixmem_stream_pending_entries"},
+    "dead letters kept": {"fixmem_dead_letters_stored"},
+    "latency quantiles": {
+        "fixmem:event_to_entry_seconds:p50_5m", "fixmem:event_to_entry_seconds:p95_5m",
+        "fixmem:event_to_entry_seconds:p99_5m", "fixmem:batch_duration_seconds:p95_5m",
+        "fixmem:recall_duration_seconds:p50_5m", "fixmem:recall_duration_seconds:p95_5m",
+    },
+    "agent tests vs verdicts": {"fixmem:entries:rate1d", "fixmem:verdicts:rate1d"},
+    "verdict overturn ratio": {
+        "fixmem:verdict_overturn:ratio_rate1d", "fixmem:verdict_overturns:rate1d", "fixmem:verdicts:rate1d",
+    },
+    "outcome ratio by harness": {"fixmem:harness_entries:ratio_rate1d"},
+    "outcome ratio by model": {"fixmem:model_entries:ratio_rate1d"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("title", sorted(OPS_PANELS))
+def test_dashboard_has_the_panels_ops_need(title: str) -> None:
+    (panel,) = [p for p in _dashboard()["panels"] if title in p["title"].lower()]
+    queried = {name for t in panel["targets"] for name in _METRIC.findall(t["expr"])}
+    assert queried == OPS_PANELS[title], panel["title"]
 
 
 def test_dashboard_queries_parse_and_use_known_metrics(tmp_path: Path) -> None:
@@ -301,5 +320,7 @@ def test_a_bad_command_is_caught() -> None:
         _resolve(["frobnicate"])
 
 
-def test_registry_helper_is_fresh() -> None:
-    assert isinstance(_registry([]), CollectorRegistry)
+def test_the_registry_helper_exposes_only_the_families_it_is_given() -> None:
+    assert generate_latest(_registry([])) == b""  # a fresh registry: nothing of the process's default one
+    families = fleet_families(_snapshot({"fixed": 1}, last=1.0))
+    assert [f.name for f in _registry(families).collect()] == [f.name for f in families]

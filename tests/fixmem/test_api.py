@@ -375,4 +375,6 @@ def test_post_keeps_owners_apart(api: RunningApi) -> None:
     )
     assert _post(api, None, {"project_id": PROJECT, "q": "parse_mod1"}).status_code == 401
     bob = _post(api, BOB, {"project_id": OTHER, "q": "bob's own parser fix"}).json()
-    assert all(r["entry"]["project"] == OTHER for r in bob["recalled"])
+    assert [(r["entry"]["id"], r["entry"]["project"]) for r in bob["recalled"]] == [
+        (entry_id("bob", OTHER, "ev-9"), OTHER)
+    ]  # his one fix, nothing of alice's project

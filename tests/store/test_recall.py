@@ -46,8 +46,12 @@ def test_unknown_projects_and_owners_recall_nothing(store: FixStore) -> None:
 
 
 def test_other_projects_never_leak(store: FixStore) -> None:
+    other = make_entry(99, "login times out", project="/another/project")
+    theirs = store.recall(OWNER, "/another/project", "login times out", now=NOW)
+    assert [h.entry.id for h in theirs] == [other.id]  # there, the same words find it
     hits = store.recall(OWNER, PROJECT, "login times out", now=NOW)
-    assert all(h.entry.project == PROJECT for h in hits)
+    assert hits and {h.entry.project for h in hits} == {PROJECT}
+    assert other.id not in {h.entry.id for h in hits}
 
 
 def test_k_limits_the_results(store: FixStore) -> None:

@@ -47,3 +47,16 @@ def test_a_directory_found_clean_is_not_listed_again_until_it_changes(
     assert remove_stale_temps(log) == 1 and len(listings) == 2 and not stale.exists()
     assert remove_stale_temps(log) == 0 and len(listings) == 3  # its removal changed the directory again
     assert remove_stale_temps(log) == 0 and len(listings) == 3
+
+
+def test_forced_sweeps_list_even_an_unchanged_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "p.jsonl"
+    log.write_bytes(b"")
+    assert remove_stale_temps(log) == 0
+    stat = os.stat(tmp_path)
+    stale = _temp(log)  # left within the same clock tick: the mtime did not move
+    os.utime(tmp_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert remove_stale_temps(log) == 0 and stale.exists()  # the cheap path misses it
+    assert remove_stale_temps(log, force=True) == 1 and not stale.exists()  # forget's sweep does not

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 from pathlib import Path
 
 import orjson
 
 from store import FixStore
 from store.paths import ProjectFiles, project_files
-from store.persist import fixlog
-from store.persist.fsio import seal
+from store.persist import fixlog, fsio
+from store.persist.fsio import seal, unseal
 from store.recall.index import build_index
 from tests.configs import fix_store
 from tests.store.factories import OWNER, PROJECT, make_entry
@@ -157,6 +159,44 @@ def test_recall_reads_the_index_when_it_matches_the_log(data_dir: Path) -> None:
     assert [h.entry.id for h in hits] == [entry.id]
 
 
+def _json_load(path: Path) -> object:
+    with path.open(encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_the_index_file_is_plain_json_with_its_seal_beside_it(data_dir: Path) -> None:
+    store = fix_store(data_dir)
+    entries = [make_entry(1, "login timeout"), make_entry(2, "database pool exhausted")]
+    store.append(OWNER, PROJECT, entries)
+    files = _files(data_dir)
+    assert _json_load(files.index) == build_index(entries)  # the contract: {id: [keywords...]}
+    digest, name = files.index_seal.read_text().split()  # sha256sum's line: `sha256sum -c` checks it
+    assert digest == hashlib.sha256(files.index.read_bytes()).hexdigest() and name == files.index.name
+    store.forget(OWNER, entries[1].id)  # a shorter index, overwritten in place
+    assert _json_load(files.index) == build_index(entries[:1])
+
+
+def test_an_older_versions_sealed_index_is_rebuilt_as_plain_json(data_dir: Path) -> None:
+    entries = [make_entry(1, "login timeout"), make_entry(2, "database pool exhausted")]
+    fix_store(data_dir).append(OWNER, PROJECT, entries)
+    files = _files(data_dir)
+    # What a store of the previous version left: the body, then its sha256 on a line, and no seal file.
+    files.index.write_bytes(seal(orjson.dumps(build_index(entries))))
+    files.index_seal.unlink()
+    assert fixlog.read_index(files.index) is None  # not vouched for: not trusted
+    fresh = fix_store(data_dir)
+    assert [h.entry.id for h in fresh.recall(OWNER, PROJECT, "login timeout")] == [entries[0].id]
+    assert _json_load(files.index) == build_index(entries)  # the first read rebuilt it
+    assert fixlog.read_index(files.index) == build_index(entries)
+
+
+def test_an_older_reader_finds_the_new_index_unsealed(data_dir: Path) -> None:
+    """A store of the previous version reads the index with ``unseal``: the plain file fails it (a JSON
+    object never ends in a digest line), so that reader rebuilds its keywords from the log in memory."""
+    fix_store(data_dir).append(OWNER, PROJECT, [make_entry(1, "login timeout")])
+    assert unseal(_files(data_dir).index.read_bytes()) is None
+
+
 def test_a_missing_or_inconsistent_index_is_rebuilt_from_the_log(data_dir: Path) -> None:
     store = fix_store(data_dir)
     entries = [make_entry(1, "login timeout"), make_entry(2, "database pool exhausted")]
@@ -166,25 +206,39 @@ def test_a_missing_or_inconsistent_index_is_rebuilt_from_the_log(data_dir: Path)
     assert expected == [entries[0].id]
 
     stale = orjson.dumps({entries[0].id: ["zanzibar"], entries[1].id: ["zanzibar"]})
-    torn = seal(stale)[:-10] + b"0123456789"  # an overwrite in place cut short, or racing a reader
+    other_ids = orjson.dumps({entries[0].id: ["zanzibar"]})
     broken_ones = (
-        None,
-        seal(b"{not json"),
-        seal(orjson.dumps({entries[0].id: ["zanzibar"]})),  # not the log's ids
-        seal(orjson.dumps([1, 2])),
-        stale,  # an older version's unsealed index, or a hand edit
-        torn,
+        (None, False),  # no index file
+        (stale, False),  # a hand edit: the seal file names other bytes
+        (stale[:-10], True),  # an overwrite in place cut short, its seal written
+        (b"{not json", True),
+        (other_ids, True),  # not the log's ids
+        (orjson.dumps([1, 2]), True),
+        (seal(stale), False),  # an older version's sealed index
     )
-    for broken in broken_ones:
+    for broken, sealed in broken_ones:
         if broken is None:
             index.unlink()
+        elif sealed:
+            fsio.overwrite_with_seal(index, broken)
         else:
             index.write_bytes(broken)
         fresh = fix_store(data_dir)
         assert [h.entry.id for h in fresh.recall(OWNER, PROJECT, "login timeout")] == expected
         assert fresh.recall(OWNER, PROJECT, "zanzibar") == []  # the stale keyword is not trusted
+        assert fixlog.read_index(index) == build_index(entries)  # rebuilt by that first read
         fresh.repair(OWNER, PROJECT)
         assert fixlog.read_index(index) == build_index(entries)
+
+
+def test_a_reader_that_cannot_rebuild_the_index_still_answers(data_dir: Path) -> None:
+    entries = [make_entry(1, "login timeout")]
+    fix_store(data_dir).append(OWNER, PROJECT, entries)
+    files = _files(data_dir)
+    files.index_seal.unlink()
+    files.index_seal.mkdir()  # the seal cannot be written: the rebuild fails, the read does not
+    hits = fix_store(data_dir).recall(OWNER, PROJECT, "login timeout")
+    assert [h.entry.id for h in hits] == [entries[0].id]
 
 
 def test_a_second_store_sees_every_change_of_the_first(data_dir: Path) -> None:

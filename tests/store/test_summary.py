@@ -176,7 +176,7 @@ def test_a_failing_summary_write_never_fails_the_log_write(
     def full_disk(*_: object) -> None:
         raise StoreUnavailable(f"no space left on device: {files.summary}")
 
-    monkeypatch.setattr("store.api.write_summary", full_disk)
+    monkeypatch.setattr("store.api.summaries.write_summary", full_disk)
     with caplog.at_level(logging.WARNING, logger="store.api"):
         result = store.append(OWNER, PROJECT, [_entry(1, "partial", 1e9 + DAY)])
     assert [e.id for e in result.added] == [_entry(1).id]
@@ -189,7 +189,7 @@ def test_a_failing_summary_write_never_fails_the_log_write(
     def broken(*_: object) -> LogSummary:
         raise RuntimeError("a bug in the summary")
 
-    monkeypatch.setattr("store.api.summarize", broken)
+    monkeypatch.setattr("store.api.appending.summarize", broken)
     monkeypatch.setattr(LogSummary, "extended", broken)
     store.append(OWNER, PROJECT, [_entry(2, ts=1e9 + 2 * DAY)])
     assert len(store.read(OWNER, PROJECT).entries) == 3 and not files.summary.exists()
@@ -203,7 +203,7 @@ def test_projects_come_from_the_summaries(tmp_path: Path, monkeypatch: pytest.Mo
     def no_parse(*_: object) -> None:
         raise AssertionError("a log was parsed")
 
-    monkeypatch.setattr("store.api.fixlog.read_snapshot", no_parse)
+    monkeypatch.setattr("store.persist.fixlog.read_snapshot", no_parse)
     assert _store(tmp_path).projects(OWNER) == sorted([PROJECT, "/srv/other"])
 
 
@@ -223,7 +223,7 @@ def test_the_listing_fixmem_projects_and_the_api_give_reads_no_log(
     def no_parse(*_: object) -> None:
         raise AssertionError("a log was parsed")
 
-    monkeypatch.setattr("store.api.fixlog.read_snapshot", no_parse)
+    monkeypatch.setattr("store.persist.fixlog.read_snapshot", no_parse)
     listed = _store(tmp_path).summaries(OWNER)
     assert [(s.project, s.total, s.by_outcome, s.ratios, s.oldest_ts, s.newest_ts) for s in listed] == stats
 

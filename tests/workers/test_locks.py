@@ -15,6 +15,7 @@ import redis
 
 from ingest import keys
 from tests.configs import fix_store
+from tests.polling import wait_for
 from workers.errors import LockLost, LockTimeout
 from workers.locks import RedisLeaseLock, redis_lock_factory
 
@@ -42,6 +43,23 @@ def _children(redis_url: str, mode: str, path: Path, n: int, count: int) -> None
         assert proc.wait(timeout=240) == 0
 
 
+def _wait_renewed(client: redis.Redis, wanted: dict[str, int], timeout: float = 30.0) -> None:
+    """Poll until each key's lease was extended (its PTTL went up) at least ``wanted[key]`` times; fails if
+    a key is gone meanwhile (the lease lapsed)."""
+    last = {key: client.pttl(key) for key in wanted}
+    renewals = dict.fromkeys(wanted, 0)
+
+    def renewed() -> bool:
+        for key in wanted:
+            ttl = client.pttl(key)
+            assert ttl > 0, f"the lease on {key} lapsed"
+            renewals[key] += ttl > last[key]
+            last[key] = ttl
+        return all(renewals[key] >= n for key, n in wanted.items())
+
+    wait_for(renewed, timeout, f"renewals {wanted}", every=0.01)
+
+
 def test_processes_under_the_lock_never_overlap(
     redis_url: str, redis_client: redis.Redis, tmp_path: Path
 ) -> None:
@@ -64,8 +82,7 @@ def test_store_writers_in_separate_processes_lose_nothing(
 def test_the_lease_is_renewed_while_held(redis_client: redis.Redis) -> None:
     key = keys.project_lock("o", "p")
     with RedisLeaseLock(redis_client, key, lease=0.3, wait=1.0):
-        time.sleep(1.0)  # three leases long
-        assert redis_client.exists(key)
+        _wait_renewed(redis_client, {key: 9})  # renewed every third of a lease: three leases long
         with (
             pytest.raises(LockTimeout, match="still held"),
             RedisLeaseLock(redis_client, key, lease=0.3, wait=0.2),
@@ -127,8 +144,7 @@ def test_one_renewal_thread_per_process_renews_every_held_lock(redis_client: red
         RedisLeaseLock(redis_client, short, lease=0.3, wait=1.0),
         RedisLeaseLock(redis_client, long_, lease=0.9, wait=1.0),
     ):
-        time.sleep(1.5)  # five short leases, nearly two long ones
-        assert redis_client.exists(short, long_) == 2
+        _wait_renewed(redis_client, {short: 15, long_: 5})  # five short leases, nearly two long ones
         renewers = [t for t in threading.enumerate() if t.name == "lease-lock renewer"]
         assert len(renewers) == 1
     assert not redis_client.exists(short, long_)

@@ -12,8 +12,8 @@ import httpx
 import orjson
 import pytest
 
-from fixmem.ui.review import read_state, state_path
 from store import entry_id
+from store.notes.review import read_state, state_path
 from tests.fixmem.api_server import running_api
 from tests.fixmem.ui.conftest import (
     ALICE,

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ingest.importers import FORMATS, PARSERS, UnreadableLog, detect_format, import_file, iter_files
-from ingest.schema import DEFAULT_MAX_EVENT_BYTES
+from ingest.schema import DEFAULT_MAX_EVENT_BYTES, validate_event
 from tests.ingest.importers.support import FIXTURES
 
 LOGS = [
@@ -114,7 +114,14 @@ def test_arbitrary_bytes_never_raise(data: bytes, fmt: str, tmp_path: Path) -> N
     path = tmp_path / "fuzz.log"
     path.write_bytes(data)
     result = import_file(path, format=fmt, owner="o")
-    assert result.error is not None or isinstance(result.events, list)
+    assert result.path == path
+    if result.format is None:  # nothing recognized: no events, and it says why
+        assert result.events == [] and result.error
+    else:
+        assert fmt in ("auto", result.format)
+    for event in result.events:  # whatever was read is a valid v1 turn of the owner asked for
+        assert event.owner == "o"
+        assert validate_event(orjson.loads(event.model_dump_json())) == event
 
 
 # keys the parsers look for, so generated documents reach deep into them

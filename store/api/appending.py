@@ -1,0 +1,186 @@
+"""Appending a batch: dedup, redaction, reconciling by meaning, rotation (with slack), one write."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+import orjson
+
+from store.api.core import Cached
+from store.api.summaries import Summaries
+from store.entry import FixEntry, content_key
+from store.errors import InvalidEntry
+from store.paths import ProjectFiles, canonical_key
+from store.persist import fixlog
+from store.persist.fixlog import Snapshot
+from store.persist.forgotten import read_forgotten
+from store.persist.fsio import ensure_dir
+from store.persist.rotation import plan_rotation, should_rotate
+from store.recall.vectors import embed_many
+from store.recall.view import meaning_tokens
+from store.reconcile import reconcile
+from store.redact import might_hold_secret, redact, redact_obj
+from store.summary import summarize
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What one ``append`` did.
+
+    ``added``: the new entries as written (redacted, ``supersedes`` set), in batch order — including any
+    that rotation then dropped at once. ``duplicates``: ids already in the log (or repeated in the batch),
+    skipped. ``dropped``: entries rotation removed (old or new; count them by outcome).
+    ``quarantined``: lines moved to the quarantine file (a torn tail, malformed lines on rewrite).
+    ``forgotten``: ids ``forget`` deleted earlier (a replayed turn), refused (``store.persist.forgotten``).
+    ``same_content``: new ids whose content an entry of the log already holds (``store.entry.content_key``:
+    the same turn recorded under an id of an earlier rule, e.g. a backfill that once keyed turns by path).
+    """
+
+    added: list[FixEntry]
+    duplicates: list[str]
+    dropped: list[FixEntry]
+    quarantined: int
+    forgotten: list[str] = field(default_factory=list)
+    same_content: list[str] = field(default_factory=list)
+
+
+def _redacted(entry: FixEntry) -> FixEntry:
+    """``entry`` with every string redacted (defence in depth: extraction redacts already)."""
+    data = entry.model_dump()
+    if not might_hold_secret(orjson.dumps(data).decode()):  # one scan instead of one per field
+        return entry
+    return FixEntry.model_validate(redact_obj(data))
+
+
+@dataclass
+class _Batch:
+    """A batch sorted against the log: what to write (redacted) and what is skipped, by why."""
+
+    fresh: list[FixEntry] = field(default_factory=list)
+    contents: set[bytes | None] = field(default_factory=set)  # the content_key of each fresh entry
+    duplicates: list[str] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)
+    same_content: list[str] = field(default_factory=list)
+
+
+def _sort_batch(
+    entries: Sequence[FixEntry], seen: set[str], refused: Collection[str], contents: Collection[bytes | None]
+) -> _Batch:
+    """Sort ``entries`` (in order) against the ids ``seen`` in the log (added to as it goes), the ids
+    ``forget`` deleted (``refused``) and the ``contents`` the log holds (``store.entry.content_key``)."""
+    batch = _Batch()
+    for entry in entries:
+        if entry.id in seen:
+            batch.duplicates.append(entry.id)
+            continue
+        seen.add(entry.id)
+        if entry.id in refused:
+            batch.forgotten.append(entry.id)
+            continue
+        redacted = _redacted(entry)
+        content = content_key(redacted)
+        if content is not None and (content in contents or content in batch.contents):
+            batch.same_content.append(entry.id)
+            continue
+        batch.contents.add(content)
+        batch.fresh.append(redacted)
+    return batch
+
+
+class Appending(Summaries):
+    """``append``."""
+
+    def append(self, owner: str, project_key: str, entries: Sequence[FixEntry]) -> AppendResult:
+        """Append a batch to a project's log: one write and one fsync, whole lines, under the lock.
+
+        Ids already present are skipped, ids ``forget`` deleted are refused (``store.persist.forgotten``); new
+        entries are redacted, reconciled by meaning (``supersedes``) and the log is rotated to ``cap`` (one
+        atomic rewrite instead of the append). The index is refreshed.
+        Raises InvalidKey, InvalidEntry (an entry of another project; nothing written), StoreUnavailable
+        (naming the path; the log is left as it was).
+        """
+        canonical = canonical_key(project_key)
+        for entry in entries:
+            if entry.project not in (project_key, canonical):  # extraction stores the redacted key
+                raise InvalidEntry(
+                    f"entry {entry.id} is for project {redact(entry.project)!r}, not {canonical!r}"
+                )
+            try:
+                fixlog.encode_entry(entry)
+            except TypeError as exc:  # orjson refuses lone surrogates: such text cannot be a JSON line
+                raise InvalidEntry(f"entry {entry.id} holds text that is not valid UTF-8: {exc}") from exc
+        files = self._files(owner, project_key)
+        ensure_dir(files.directory)
+        with self._lock(owner, project_key, files):
+            return self._append_locked(files, entries)
+
+    def _append_locked(self, files: ProjectFiles, entries: Sequence[FixEntry]) -> AppendResult:
+        current, quarantined = self._prepare(files)
+        view = current.view
+        contents = current.content_keys()  # not changed here: a write that fails must leave it as it was
+        # seen: the log's entries at the cap (lines past it are no entries of it)
+        batch = _sort_batch(entries, set(view.rows), read_forgotten(files.forgotten), contents)
+        if not batch.fresh:
+            if quarantined:  # the repair changed the log
+                self._keep_summary(files, current.snapshot, lambda: summarize(view.entries))
+            return AppendResult([], batch.duplicates, [], quarantined, batch.forgotten, batch.same_content)
+        new_vectors = embed_many([meaning_tokens(e) for e in batch.fresh])
+        added = reconcile(
+            view.entries,
+            view.vectors,
+            batch.fresh,
+            new_vectors=new_vectors,
+            live=view.live,
+            existing_files=view.file_sets,
+            row_of=view.rows,
+        )
+        grown = view.extend(added, new_vectors=new_vectors)
+        dropped: list[FixEntry] = []
+        rows: Sequence[int] = range(len(grown.entries))
+        if should_rotate(len(grown.entries), self.cap):
+            plan = plan_rotation(grown.entries, self.cap)
+            dropped, rows = plan.drop, plan.kept_rows
+        snapshot, line_rows, moved = self._write_added(files, current, added, grown.entries, rows)
+        known: set[bytes | None] | None
+        if dropped:
+            grown = grown.subset(rows)
+            known = None  # entries left the log: its keys are computed again at the next append
+            kept = grown.entries
+            self._keep_summary(files, snapshot, lambda: summarize(kept))
+        else:
+            known = contents | batch.contents
+            self._keep_summary(files, snapshot, lambda: self._summary_before(files, current).extended(added))
+        whole = line_rows is None or len(line_rows) == len(snapshot.entries)
+        self._remember(files.log, Cached(snapshot, grown, known, None if whole else tuple(line_rows or ())))
+        fixlog.write_index(files.index, grown.index_bytes())
+        dup, forgotten, same = batch.duplicates, batch.forgotten, batch.same_content
+        return AppendResult(added, dup, dropped, quarantined + moved, forgotten, same)
+
+    def _write_added(
+        self,
+        files: ProjectFiles,
+        current: Cached,
+        added: Sequence[FixEntry],
+        grown: Sequence[FixEntry],
+        rows: Sequence[int],
+    ) -> tuple[Snapshot, list[int] | None, int]:
+        """Write ``added`` to the log, which then holds the ``rows`` of ``grown`` (its entries and
+        ``added``). Returns the new parse, the line of each kept entry (None: every line, in order) and
+        the lines moved to quarantine.
+
+        Rotation with slack: the lines stay on disk until the log would hold more than cap + slack (or a
+        new entry has the id of a line past the cap: a replayed turn rotation dropped); readers rotate.
+        """
+        snapshot, view = current.snapshot, current.view
+        past_cap = snapshot.ids.difference(view.rows) if len(snapshot.entries) > len(view.entries) else set()
+        lines = len(snapshot.entries) + len(added)
+        if lines > self.cap + self.slack or any(e.id in past_cap for e in added):
+            raws = [*current.raw_lines(), *(fixlog.encode_entry(e) for e in added)]
+            keep = [(grown[i], raws[i]) for i in rows]
+            snapshot, moved = fixlog.rewrite(files.log, files.quarantine, snapshot, keep, now=self._clock())
+            return snapshot, None, moved
+        start = len(snapshot.entries)
+        snapshot = fixlog.append_entries(files.log, snapshot, added)
+        every = [*current.line_rows(), *range(start, start + len(added))]
+        return snapshot, [every[i] for i in rows], 0
