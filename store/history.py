@@ -1,9 +1,12 @@
 """What the log's history says about its entries: supersession, lineages, regressions. Pure.
 
-Everything here is derived at read time from the entries in log order; nothing is rewritten.
+Everything here is derived at read time from the entries; nothing is rewritten. "Later" is by the turn's
+time (``order_key``: ``ts``, ties by id) unless said otherwise.
 
-- An entry is *superseded* when a later line names it in ``supersedes``. A line can only supersede an
-  earlier line, so a hand-edited cycle cannot hide a whole lineage.
+- ``superseded_by`` reads the stored links: an entry is superseded when a later *line* names it in
+  ``supersedes``. A line can only supersede an earlier line, so a hand-edited cycle cannot hide a whole
+  lineage. What the store answers follows ``store.lineage``, which reads them only where the lines are in
+  time order and decides the rest by the turns' time.
 - A *lineage* is the chain of supersession through an entry, oldest first.
 - A ``fixed`` entry has *regressed* when a later ``partial`` entry shares one of its errors
   (``store.recall.signatures``) or enough of its files (``RegressionRule``): the fix did not hold.
@@ -11,7 +14,7 @@ Everything here is derived at read time from the entries in log order; nothing i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from store.entry import FixEntry
@@ -27,6 +30,11 @@ class RegressionRule:
     min_file_jaccard: float = 0.5  # |files ∩| / |files ∪| at or above this, or a shared error signature
 
 
+def order_key(entry: FixEntry) -> tuple[float, str]:
+    """Where a turn stands in time: its ``ts``, ties broken by id (so any two entries are ordered)."""
+    return (entry.ts, entry.id)
+
+
 def superseded_by(entries: Sequence[FixEntry]) -> dict[str, str]:
     """``{old id: id of the latest later line that supersedes it}``."""
     seen: set[str] = set()
@@ -39,25 +47,26 @@ def superseded_by(entries: Sequence[FixEntry]) -> dict[str, str]:
     return result
 
 
-def lineage(entries: Sequence[FixEntry], entry_id: str) -> list[FixEntry]:
+def lineage(
+    entries: Sequence[FixEntry], entry_id: str, superseded: Mapping[str, str] | None = None
+) -> list[FixEntry]:
     """The supersession chain through ``entry_id``, oldest first; ``[]`` when the id is not present.
 
-    Backwards it follows ``supersedes``; forwards it follows the latest line superseding each link.
+    ``superseded``: ``{old id: id superseding it}`` as decided (``store.lineage.supersession``); default
+    the stored links (``superseded_by``). Each link is followed both ways while its entry is present.
     """
     by_id = {e.id: e for e in entries}
     if entry_id not in by_id:
         return []
-    position = {e.id: i for i, e in enumerate(entries)}
-    successor = superseded_by(entries)
+    successor = superseded_by(entries) if superseded is None else superseded
+    before = {new: old for old, new in successor.items()}
     chain = [by_id[entry_id]]
-    current = by_id[entry_id]
-    while current.supersedes in by_id and position[current.supersedes] < position[current.id]:
-        current = by_id[current.supersedes]
-        chain.insert(0, current)
-    current_id = entry_id
-    while current_id in successor:
-        current_id = successor[current_id]
-        chain.append(by_id[current_id])
+    current = entry_id
+    while (current := before.get(current, "")) in by_id:
+        chain.insert(0, by_id[current])
+    current = entry_id
+    while (current := successor.get(current, "")) in by_id:
+        chain.append(by_id[current])
     return chain
 
 
@@ -67,12 +76,14 @@ def _file_jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def regressions(entries: Sequence[FixEntry], rule: RegressionRule | None = None) -> dict[str, str]:
-    """``{fixed entry id: id of the first later partial entry that shows it regressed}``.
+    """``{fixed entry id: id of the first later partial entry that shows it regressed}`` (later by
+    ``order_key``, not by line).
 
     A shared error is the same error as recall reads it (``signatures.same_error``): the fix's
     ``t.py::test_a - KeyError: 'k'`` and the later ``KeyError: 'k'`` are one error.
     """
     rule = rule or RegressionRule()
+    entries = sorted(entries, key=order_key)  # later by the turn's time, whatever order the lines came in
     by_file: dict[str, list[int]] = {}
     fixed_errors = ErrorIndex()
     files: dict[int, frozenset[str]] = {}

@@ -74,6 +74,11 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "forget_command",
         "Delete one entry (by id) from the owner's fix logs, under the same lock the workers take.",
     ),
+    "doctor": (
+        "fixmem.cli.doctor",
+        "doctor_command",
+        "Check the owner's fix logs (lineages out of time order); --fix repairs them.",
+    ),
     "notes": (
         "fixmem.cli.notes",
         "notes",

@@ -25,7 +25,8 @@ from fixmem.ui.web import PREFIX, Ctx, Posted, UiError, Who, failures, owner_of,
 from ingest.project_key import project_key_for
 from store import FixEntry
 from store.entry import ENTRY_ID_PATTERN
-from store.history import regressions, superseded_by
+from store.history import regressions
+from store.lineage import supersession
 from store.listing import EntryFilter, page_number, paginate, table
 from store.notes.workspace import known_commits
 from store.recall.search import Reasons
@@ -103,7 +104,7 @@ def entries(request: Request, ctx: Ctx, who: Who, project: str = "") -> Response
         page=page,
         rows=[shown(e) for e in page.items],
         total=len(found),
-        superseded=superseded_by(found),
+        superseded=supersession(found),
         regressed=regressions(found),
         forgot=int(params["forgot"]) if re.fullmatch(r"[0-9]{1,6}", params.get("forgot", "")) else None,
     )
@@ -132,7 +133,7 @@ def entry(request: Request, ctx: Ctx, who: Who, entry_id: str, project: str = ""
         project=project,
         e=shown(target),
         lineage=[shown(e) for e in chain],
-        superseded_by=superseded_by(found).get(entry_id),
+        superseded_by=supersession(found).get(entry_id),
         regressed_by=regressions(found).get(entry_id),
         stale=stale,
         workspace=workspace,

@@ -72,4 +72,5 @@ class Reading(StoreCore):
     def lineage(self, owner: str, project_key: str, entry_id: str) -> list[FixEntry]:
         """The supersession chain through ``entry_id``, oldest first, redacted; ``[]`` for an unknown id."""
         view = self._load(self._files(owner, project_key)).view
-        return [view.redacted(view.rows[e.id]) for e in lineage(view.entries, entry_id)]
+        chain = lineage(view.entries, entry_id, view.superseded)  # by the turns' time (``store.lineage``)
+        return [view.redacted(view.rows[e.id]) for e in chain]

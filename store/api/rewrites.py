@@ -13,6 +13,7 @@ from store.entry import ENTRY_ID_PATTERN, Outcome
 from store.errors import InvalidKey
 from store.persist import fixlog
 from store.persist.forgotten import add_forgotten, read_forgotten
+from store.persist.repair import Repaired, plan_relink
 from store.redact import might_hold_secret, redact
 from store.summary import summarize
 from store.verdicts import State, Verdict, agent_outcome, judge, state_of
@@ -116,13 +117,31 @@ class Rewrites(Summaries):
                 deleted = True
         return deleted
 
-    def repair(self, owner: str, project_key: str) -> int:
-        """Under the lock: repair a torn tail, rewrite the index and summary; returns lines quarantined."""
+    def repair(self, owner: str, project_key: str, *, check: bool = False) -> Repaired:
+        """Under the lock: repair a torn tail, put the lines in time order with the ``supersedes`` links
+        decided by the turns' time (``store.persist.repair``; one atomic rewrite, only when one changes),
+        and rewrite the index and summary. ``check``: only say what would change (no lock, no write).
+
+        Raises InvalidKey, StoreUnavailable.
+        """
         files = self._files(owner, project_key)
         if not files.log.exists():
-            return 0
+            return Repaired()
+        if check:
+            cached = self._load(files)
+            plan = plan_relink(cached.view.entries, cached.raw_lines(), cached.view.superseded)
+            return Repaired(moved=plan.moved, relinked=plan.relinked)
         with self._lock(owner, project_key, files):
-            current, moved = self._prepare(files)
+            current, quarantined = self._prepare(files)
+            view = current.view
+            plan = plan_relink(view.entries, current.raw_lines(), view.superseded)
+            written = bool(plan.moved or plan.relinked)
+            if written:
+                snapshot, moved = fixlog.rewrite(
+                    files.log, files.quarantine, current.snapshot, plan.keep, now=self._clock()
+                )
+                quarantined += moved
+                current = self._adopt(files, None, snapshot, False)
             fixlog.write_index(files.index, current.view.index_bytes())
             self._keep_summary(files, current.snapshot, lambda: self._summary_before(files, current))
-            return moved
+            return Repaired(quarantined, plan.moved, plan.relinked, written)

@@ -25,7 +25,8 @@ from pydantic import ValidationError
 from store.api import FixStore
 from store.entry import OUTCOMES, FixEntry
 from store.errors import StoreError
-from store.history import regressions, superseded_by
+from store.history import regressions
+from store.lineage import supersession
 from store.notes.suggest import day
 from store.redact import redact
 
@@ -239,7 +240,7 @@ def export_log(store: FixStore, owner: str, project_key: str, fmt: ExportFormat)
             result.entries,
             project=project_key,
             regressed=regressions(result.entries),
-            superseded=superseded_by(result.entries),
+            superseded=supersession(result.entries),
             malformed=len(result.malformed),
         ).encode("utf-8")
     return Exported(data, len(result.entries), len(result.malformed))

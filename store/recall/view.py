@@ -18,7 +18,8 @@ import numpy.typing as npt
 import orjson
 
 from store.entry import FixEntry
-from store.history import RegressionRule, regressions, superseded_by
+from store.history import RegressionRule, order_key, regressions
+from store.lineage import ordered_prefix, supersession
 from store.paths import normalize_path, path_suffix_match
 from store.recall.chunks import read_text
 from store.recall.code import CodeIndex, CodeTerms, entry_keys
@@ -27,7 +28,7 @@ from store.recall.ranking import OUTCOME_CODES, FloatArray, RankingWeights, Sign
 from store.recall.signatures import ErrorIndex, error_words, query_error_parts
 from store.recall.tokenize import match_forms, tokenize, unique
 from store.recall.vectors import Matrix, Vector, VectorBuffer, dot_rows, embed, embed_many
-from store.reconcile import file_set
+from store.reconcile import file_set, reconcile
 from store.redact import redact_obj
 
 
@@ -52,6 +53,10 @@ def _index_pairs(entries: Sequence[FixEntry], keyword_lists: Sequence[list[str]]
     ]
 
 
+# A view's supersession as the next view carries it: (superseded map, live mask, in time order, newest key).
+History = tuple[dict[str, str], npt.NDArray[np.bool_], bool, tuple[float, str] | None]
+
+
 @dataclass
 class Derived:
     """What a view derives per entry that the next view reuses (after an append, or a rotation or a
@@ -69,14 +74,22 @@ class Derived:
     error_only_words: list[frozenset[str]] | None = None
     code_keys: list[frozenset[str]] | None = None  # ``store.recall.code.entry_keys`` of each entry
     rows: dict[str, int] | None = None  # ``{id: row}``
-    superseded: dict[str, str] | None = None  # ``{superseded id: superseding id}``
+    superseded: dict[str, str] | None = None  # ``{superseded id: superseding id}`` (``store.lineage``)
     live: npt.NDArray[np.bool_] | None = None  # whether each entry is the newest of its lineage
+    in_order: bool | None = None  # whether every line is in the time order (``lineage.ordered_prefix``)
+    newest: tuple[float, str] | None = None  # the latest ``order_key`` of the entries
 
     def extend(
-        self, new: Sequence[FixEntry], *, keyword_lists: list[list[str]], vectors: VectorBuffer
+        self,
+        new: Sequence[FixEntry],
+        *,
+        keyword_lists: list[list[str]],
+        vectors: VectorBuffer,
+        history: History | None = None,
     ) -> Derived:
         """The ``Derived`` of these entries followed by ``new``: ``keyword_lists`` and ``vectors`` are
-        already the whole result's; the rest is what this one computed, updated for ``new``."""
+        already the whole result's; the rest is what this one computed, updated for ``new``
+        (``history``: the result's supersession, when the view could carry it over)."""
         n = len(keyword_lists) - len(new)
         out = Derived(keyword_lists=keyword_lists, vectors=vectors)
         if self.file_sets is not None:
@@ -92,16 +105,8 @@ class Derived:
             for i, entry in enumerate(new, start=n):
                 rows[entry.id] = i
             out.rows = rows
-            if self.superseded is not None and self.live is not None:
-                superseded = dict(self.superseded)
-                live = np.concatenate([self.live, np.ones(len(new), dtype=bool)])
-                for i, entry in enumerate(new, start=n):
-                    target = entry.supersedes
-                    if target and target != entry.id and rows.get(target, i) < i:
-                        superseded[target] = entry.id
-                        live[rows[target]] = False
-                out.superseded = superseded
-                out.live = live
+        if history is not None:
+            out.superseded, out.live, out.in_order, out.newest = history
         return out
 
     def subset(
@@ -129,12 +134,13 @@ class Derived:
     def _subset_supersession(self, out: Derived, entries: Sequence[FixEntry], rows: Sequence[int]) -> None:
         """Set ``out.superseded`` and ``out.live`` for ``entries`` at ``rows``.
 
-        Exact when no dropped entry supersedes anything: then every kept entry keeps the same superseders,
-        so the map only loses the dropped targets (``superseded_by`` would otherwise redo the whole log on
-        the next append: docs/performance.md, "Store at the cap").
+        Exact when the lines are in time order (then so are the kept ones, and ``store.lineage`` reads
+        their stored links) and no dropped entry supersedes anything: then every kept entry keeps the same
+        superseders, so the map only loses the dropped targets (``superseded_by`` would otherwise redo the
+        whole log on the next append: docs/performance.md, "Store at the cap").
         """
-        if self.superseded is None or self.live is None:
-            return
+        if self.superseded is None or self.live is None or not self.in_order or list(rows) != sorted(rows):
+            return  # lines out of time order: dropping one may change what the others decide
         kept = set(rows)
         dropped = [entries[i] for i in range(len(entries)) if i not in kept]
         if any(e.supersedes for e in dropped):
@@ -142,6 +148,8 @@ class Derived:
         gone = {e.id for e in dropped}
         out.superseded = {t: s for t, s in self.superseded.items() if t not in gone}
         out.live = self.live[np.asarray(rows, dtype=np.intp)]
+        out.in_order = True  # kept in order, lines in time order stay in time order; the last is the newest
+        out.newest = order_key(entries[rows[-1]]) if rows else None
 
 
 class ProjectView:
@@ -178,11 +186,53 @@ class ProjectView:
         if new_vectors is None:
             new_vectors = embed_many([meaning_tokens(e) for e in new])
         vectors = self._vector_buffer.extended(len(self.entries), new_vectors)
+        history = self._extended_history(new, vectors.rows(len(self.entries) + len(new)))
         return ProjectView(
             [*self.entries, *new],
-            derived=self._derived.extend(new, keyword_lists=keyword_lists, vectors=vectors),
+            derived=self._derived.extend(new, keyword_lists=keyword_lists, vectors=vectors, history=history),
             regression_rule=self._regression_rule,
         )
+
+    def _extended_history(self, new: Sequence[FixEntry], vectors: Matrix) -> History | None:
+        """The supersession of these entries followed by ``new`` (whose meaning vectors are the last rows
+        of ``vectors``), when this view computed its own and every new turn is later than all before it;
+        None otherwise (an older turn came late: the next read decides by time again, ``store.lineage``).
+        """
+        known = self._derived
+        if known.superseded is None or known.live is None or known.in_order is None:
+            return None
+        newest = known.newest
+        for entry in new:
+            key = order_key(entry)
+            if newest is not None and key <= newest:
+                return None
+            newest = key
+        n = len(self.entries)
+        rows = self.rows
+        superseded = dict(known.superseded)
+        live = np.concatenate([known.live, np.ones(len(new), dtype=bool)])
+        if known.in_order:  # the new lines are in time order too: their stored links are the decision
+            decided: Sequence[FixEntry] = new
+            trusted = {e.id: i for i, e in enumerate(new, start=n)}
+        else:  # decided as ``store.lineage`` decides every line after the first one out of order
+            decided = reconcile(
+                self.entries,
+                vectors[:n],
+                new,
+                new_vectors=vectors[n:],
+                live=known.live,
+                existing_files=self.file_sets,
+                row_of=rows,
+                keep_given=False,
+            )
+            trusted = {e.id: i for i, e in enumerate(decided, start=n)}
+        for i, entry in enumerate(decided, start=n):
+            target = entry.supersedes
+            row = rows.get(target, trusted.get(target, i)) if target else i
+            if row < i:
+                superseded[target] = entry.id  # type: ignore[index]
+                live[row] = False
+        return superseded, live, known.in_order, newest
 
     def subset(self, rows: Sequence[int]) -> ProjectView:
         """A view of the entries at ``rows`` (in that order), reusing this view's keywords and vectors."""
@@ -270,10 +320,15 @@ class ProjectView:
 
     @cached_property
     def superseded(self) -> dict[str, str]:
-        """``{superseded id: id of the entry superseding it}``."""
-        if self._derived.superseded is None:
-            self._derived.superseded = superseded_by(self.entries)
-        return self._derived.superseded
+        """``{superseded id: id of the entry superseding it}``, by the turns' time (``store.lineage``)."""
+        known = self._derived
+        if known.superseded is None:
+            known.superseded = supersession(
+                self.entries, vectors=lambda: self.vectors, file_sets=lambda: self.file_sets
+            )
+            known.in_order = ordered_prefix(self.entries) == len(self.entries)
+            known.newest = max(map(order_key, self.entries), default=None)
+        return known.superseded
 
     @cached_property
     def live(self) -> npt.NDArray[np.bool_]:

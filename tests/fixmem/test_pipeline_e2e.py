@@ -164,3 +164,24 @@ def test_plain_rq_worker_runs_the_jobs(settings: Settings, redis_client: redis.R
     assert done.returncode == 0, done.stderr
     assert len(store(settings).read("alice", "github.com/acme/widgets").entries) == 6
     assert read_counters(redis_client).events["recorded"] == 6
+
+
+@pytest.mark.parametrize("one_batch", [False, True])
+def test_a_late_replay_of_an_older_turn_recalls_the_newer_fix(
+    settings: Settings, redis_client: redis.Redis, one_batch: bool
+) -> None:
+    """Issue 29: publish the newer turn of a lineage, then the older; recall returns the newer."""
+    newer = turn(4, ts=1_789_344_000.0, event_id="turn-newer")  # 2026-09-14
+    older = turn(4, ts=1_783_296_000.0, event_id="turn-older")  # 2026-07-06, the same fix two months before
+    publish_many(redis_client, [newer])
+    if not one_batch:
+        drain(settings, redis_client)
+    publish_many(redis_client, [older])
+    drain(settings, redis_client)
+    fixes = store(settings)
+    entries = fixes.read("alice", "github.com/acme/widgets").entries
+    assert sorted(e.ts for e in entries) == [older["ts"], newer["ts"]]
+    recalled = fixes.recall("alice", "github.com/acme/widgets", older["user_message"], now=newer["ts"])
+    assert [r.entry.ts for r in recalled] == [newer["ts"]]
+    chain = fixes.lineage("alice", "github.com/acme/widgets", entries[0].id)
+    assert [e.ts for e in chain] == [older["ts"], newer["ts"]]
