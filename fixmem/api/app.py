@@ -58,7 +58,7 @@ from fixmem.api.models import (
 )
 from fixmem.errors import classify
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_GET_QUERY_CHARS, MAX_K, MAX_PATH_CHARS
-from fixmem.metrics import ApiMetrics
+from fixmem.runtime.metrics import ApiMetrics
 from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
 from ingest.schema_doc import turn_event_json_schema, verdict_event_json_schema

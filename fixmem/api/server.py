@@ -15,7 +15,7 @@ import uvicorn
 from fixmem import wiring
 from fixmem.api.app import ApiContext, create_app
 from fixmem.api.auth import TokenConfigError, load_tokens
-from fixmem.metrics import FleetSource, api_metrics, scrape_client
+from fixmem.runtime.metrics import FleetSource, api_metrics, scrape_client
 from fixmem.settings import Settings
 from ingest.connection import connect
 
@@ -60,7 +60,7 @@ def make_server(ctx: ApiContext, *, host: str, port: int, log_level: str = "info
         log_level=log_level,
         lifespan="off",
         server_header=False,
-        log_config=None,  # keep the process's logging (fixmem.logs)
+        log_config=None,  # keep the process's logging (fixmem.runtime.logs)
     )
     return uvicorn.Server(config)
 

@@ -120,7 +120,7 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "mcp_command",
         "Serve the recall_fixes tool over MCP on stdin/stdout (add it to your agent's MCP servers).",
     ),
-    # Agents' hooks: Claude Code (and the fixmem.harness adapter for Python harnesses).
+    # Agents' hooks: Claude Code (and the fixmem.hooks.harness adapter for Python harnesses).
     "hook": (
         "fixmem.hooks.cli",
         "hook_command",

@@ -9,7 +9,7 @@ from typing import cast
 
 import click
 
-from fixmem import logs, wiring
+from fixmem import wiring
 from fixmem.api.auth import TokenConfigError
 from fixmem.cli.options import (
     data_dir_option,
@@ -21,6 +21,7 @@ from fixmem.cli.options import (
 )
 from fixmem.errors import CliError, ExitCode
 from fixmem.mcp.tool import SCHEMA_FORMATS, SchemaFormat, ToolContext, tool_schema
+from fixmem.runtime import logs
 from fixmem.settings import Settings
 
 

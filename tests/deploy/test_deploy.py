@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from fixmem.api.app import router
 from fixmem.cli import cli
-from fixmem.metrics import api_metrics, fleet_families, scrape_client
+from fixmem.runtime.metrics import api_metrics, fleet_families, scrape_client
 from fixmem.settings import ENV_PREFIX, Settings
 from tests.fixmem.test_metrics import SOURCE, _registry, _snapshot
 

@@ -68,8 +68,8 @@ def _fixmem(*args: str) -> list[str]:
 
 
 def _child(*args: str) -> list[str]:
-    """A pipeline process as `fixmem up` starts it (`fixmem.pipeline_main`: starts quicker than the CLI)."""
-    return [sys.executable, "-m", "fixmem.pipeline_main", *args]
+    """A pipeline process as `fixmem up` starts it (`fixmem.cli.children`: starts quicker than the CLI)."""
+    return [sys.executable, "-m", "fixmem.cli.children", *args]
 
 
 @pytest.fixture(scope="module")

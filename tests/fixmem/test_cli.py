@@ -12,7 +12,7 @@ import redis
 
 from fixmem.cli import main
 from fixmem.errors import ExitCode
-from fixmem.redis_server import free_port
+from fixmem.runtime.redis_server import free_port
 from fixmem.settings import Settings
 from fixmem.wiring import require_supported_version
 from ingest import keys

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import redis
 
-from fixmem.redis_server import EmbeddedRedis, free_port
+from fixmem.runtime.redis_server import EmbeddedRedis, free_port
 from ingest.publish import publish_many
 from tests.configs import fix_store
 from tests.ingest.turns import turn

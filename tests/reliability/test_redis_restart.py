@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from fixmem.redis_server import EmbeddedRedis, free_port
+from fixmem.runtime.redis_server import EmbeddedRedis, free_port
 from tests.reliability.corpus import valid
 from tests.reliability.fleet import FAST, fleet, wait_for
 from tests.reliability.ledger import Settlement, settle
