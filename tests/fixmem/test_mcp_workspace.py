@@ -12,8 +12,7 @@ import anyio
 import redis
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from fixmem.mcp.workspace import resolve_workspace
-from ingest.workspaces import record
+from ingest.workspaces import record, resolve_workspace
 from tests.fixmem.test_tool_mcp import OWNER, PROJECT, ROOT, _seed
 
 
