@@ -27,7 +27,8 @@ from typing import Any
 
 from fixmem.hooks.claude_code import ERROR_TAIL_CHARS, Lookup, lookup, mentioned_files, project_of, relative
 from fixmem.hooks.config import HookConfig
-from fixmem.hooks.reader import Query, Reader, ReaderError, reader_for
+from fixmem.hooks.reader import Query, Reader, ReaderError
+from fixmem.hooks.readers import reader_for
 from fixmem.hooks.session import note_failure
 from ingest.schema import TurnEvent
 
