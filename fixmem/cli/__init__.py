@@ -2,7 +2,7 @@
 
 Subcommands are imported when one runs, not before: ``fixmem --help`` lists them from ``COMMANDS`` (where
 each lives and its one-line help) without importing any, so every command pays only for the libraries it
-uses (``bench/startup.py`` measures it; ``tests/fixmem/test_cli_startup.py`` keeps it so).
+uses (``bench/startup.py`` measures it; ``tests/fixmem/cli/test_startup.py`` keeps it so).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ started again on the same port from its AOF. Every acknowledged event must still
 outcome; the consumer and the workers must come back by themselves, with backoff, and say so in their
 logs; none of them may exit.
 
-(tests/fixmem/test_redis_restart.py restarts Redis between two quiet batches; here it happens while
+(tests/fixmem/runtime/test_redis_restart.py restarts Redis between two quiet batches; here it happens while
 events, reads, jobs and store writes are in flight.)
 """
 

@@ -16,7 +16,7 @@ from tests.configs import fix_store
 from tests.ingest.turns import turn
 from tests.polling import wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROJECT = "github.com/acme/widgets"
 
 

@@ -21,7 +21,7 @@ from fixmem.runtime.api_child import api_child
 from fixmem.runtime.demo import OWNER, PROJECT, QUERY
 from fixmem.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _lines(stream: object, into: queue.Queue[str]) -> None:

@@ -26,7 +26,7 @@ from tests.configs import fix_store
 from tests.ingest.turns import turn, wire
 from tests.polling import wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _env(data_dir: Path, **extra: str) -> dict[str, str]:

@@ -36,7 +36,7 @@ from tests.ingest.importers.support import FIXTURES
 from tests.polling import wait_for
 from workers.counters import read_counters
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS_EVENTS = 23  # events the importers read from tests/fixtures/agent-logs (checked in the first test)
 CORPUS_FILES = 30  # with mini-swe-agent/report.json (not a log: walked, then skipped)
 

@@ -13,7 +13,7 @@ import redis
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from ingest.workspaces import record, resolve_workspace
-from tests.fixmem.test_tool_mcp import OWNER, PROJECT, ROOT, _seed
+from tests.fixmem.mcp.test_server import OWNER, PROJECT, ROOT, _seed
 
 
 def _checkout(path: Path) -> Path:
