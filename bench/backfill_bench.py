@@ -50,8 +50,8 @@ from rq import Worker
 
 from bench.common import cpu_seconds, default_store
 from fixmem.cli.backfill import run_config
-from fixmem.demo import demo_turns
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.demo import demo_turns
+from fixmem.runtime.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest.backfill.config import RunConfig, parse_processes
 from ingest.backfill.follow import follow
@@ -86,7 +86,7 @@ def pipeline(data_dir: Path, workers: int, live_only: int = 0) -> Iterator[tuple
     server = EmbeddedRedis(data_dir=data_dir / "redis", appendonly=True)
     url = server.start()
     env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
-    fixmem = [sys.executable, "-m", "fixmem.pipeline_main"]  # as `fixmem up` starts its children
+    fixmem = [sys.executable, "-m", "fixmem.cli.children"]  # as `fixmem up` starts its children
     procs = {"consumer": subprocess.Popen([*fixmem, "ingest", "--name", "bench"], env=env)}
     for i in range(workers):
         own = {**env, "FIXMEM_BACKFILL_QUEUE": "fixmem-bench-none"} if i < live_only else env

@@ -90,7 +90,7 @@ def versions() -> dict[str, str]:
     except (OSError, subprocess.SubprocessError):
         out["fixmem"] = "unknown"
     with contextlib.suppress(Exception):
-        from fixmem.redis_server import redis_server_binary  # noqa: PLC0415
+        from fixmem.runtime.redis_server import redis_server_binary  # noqa: PLC0415
 
         text = subprocess.run(
             check=False, args=[redis_server_binary(), "--version"], capture_output=True, text=True, timeout=10
@@ -281,7 +281,7 @@ def serving(data_dir: Path, tokens: str, extra_env: dict[str, str] | None = None
     RuntimeError if it never does."""
     import urllib.request  # noqa: PLC0415
 
-    from fixmem.redis_server import free_port  # noqa: PLC0415
+    from fixmem.runtime.redis_server import free_port  # noqa: PLC0415
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FIXMEM_")}

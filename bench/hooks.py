@@ -19,7 +19,7 @@ Modes (``rows``):
   each hook imports the store and parses the log (fewer runs: ~1 s each).
 
 Also: a local cold start (no daemon: a prompt hook starts one and waits for its answer; a tool hook starts
-it and answers nothing), the modules a hook imports (``-X importtime``), and the ``fixmem.harness``
+it and answers nothing), the modules a hook imports (``-X importtime``), and the ``fixmem.hooks.harness``
 adapter's overhead per turn in-process (``before_task`` + ``on_file`` + ``on_error``), local and remote.
 The fast path's modules are byte-compiled first, as ``pip install`` does (this environment sets
 ``PYTHONDONTWRITEBYTECODE``: without it every hook would compile them, ~30 ms).
@@ -242,7 +242,7 @@ def adapter_overhead(data_dir: Path, base: str, owner: str, project: str, turns:
     """Seconds per turn of ``before_task`` + ``on_file`` + ``on_error`` in-process, local and remote: one
     adapter (as in one agent process), a new session each turn (nothing skipped as already shown)."""
     from bench.store_bench import make_entries, make_queries  # noqa: PLC0415
-    from fixmem.harness import Harness  # noqa: PLC0415
+    from fixmem.hooks.harness import Harness  # noqa: PLC0415
 
     queries = make_queries(turns)
     entries = make_entries(turns, seed=5)

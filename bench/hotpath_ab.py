@@ -35,7 +35,7 @@ import orjson
 from bench.common import load_average, machine, versions, write_result
 from bench.pipeline_bench import make_event
 from bench.refs import Built, built
-from fixmem.redis_server import redis_server_binary
+from fixmem.runtime.redis_server import redis_server_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 FLEET = (ROOT / "bench" / "ab_fleet.py").read_text()

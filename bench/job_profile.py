@@ -29,7 +29,7 @@ from rq.serializers import JSONSerializer
 from bench.common import default_store, load_average, machine, versions, write_result
 from bench.events import make_events
 from fixmem import wiring
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import parse_event

@@ -3,7 +3,7 @@
 Run: ``python -m bench.pipeline_bench [--events N] [--workers W] [--quick]``. Prints JSON and writes
 ``bench/results/pipeline.json``. Everything is real: an embedded ``redis-server`` (AOF everysec, as
 ``fixmem up`` runs it), the consumer and the workers as separate processes
-(``python -m fixmem.pipeline_main``), files with fsync in a temporary data directory.
+(``python -m fixmem.cli.children``), files with fsync in a temporary data directory.
 
 - *pipeline*: consumer + W workers started and idle; then N turn events are XADDed in pipelined chunks of
   1,000 (raw bytes: the harness side's validation is measured separately); the clock stops when the fleet
@@ -46,7 +46,7 @@ from rq.serializers import JSONSerializer
 
 from bench.common import default_store
 from fixmem import wiring
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import parse_event
@@ -135,7 +135,7 @@ def make_event(i: int, projects: int) -> bytes:
 
 def _spawn(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "fixmem.pipeline_main", *args], cwd=ROOT, env=env,
+        [sys.executable, "-m", "fixmem.cli.children", *args], cwd=ROOT, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 

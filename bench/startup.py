@@ -68,7 +68,7 @@ def _ms(seconds: list[float], q: float) -> float:
 def run(runs: int = RUNS) -> dict[str, Any]:
     """Time the four commands; returns samples and p50/p95 per command, with the goals."""
     from bench.store_bench import OWNER, PROJECT, make_queries, populated  # noqa: PLC0415
-    from fixmem.redis_server import EmbeddedRedis  # noqa: PLC0415
+    from fixmem.runtime.redis_server import EmbeddedRedis  # noqa: PLC0415
 
     fixmem = fixmem_command()
     with tempfile.TemporaryDirectory(prefix="fixmem-startup-") as tmp:

@@ -14,7 +14,7 @@
                  (``bench.startup``)
 9. hooks      — the installed Claude Code hook, one process per event: p50/p99 wall and CPU per event
                  kind at 500 entries, local (recall daemon) and through the HTTP API; the
-                 ``fixmem.harness`` overhead per turn (``bench.hooks``)
+                 ``fixmem.hooks.harness`` overhead per turn (``bench.hooks``)
 10. ui         — the web UI's pages at 200 projects of 500 entries (one owner): server time cold (the first
                  request after a start) and p50/p95 over 30 warm requests, and the projects page on logs
                  with no summary files yet (``bench.ui``)

@@ -1,7 +1,7 @@
 """Benchmarks 1, 6 and 7: pipeline throughput against one RQ job per event, peak memory, and scaling.
 
 A pipeline run starts an idle fleet with ``bench.backfill_bench.pipeline`` (a private embedded Redis, the
-consumer and W workers as ``python -m fixmem.pipeline_main``, as ``fixmem up`` starts them), XADDs the
+consumer and W workers as ``python -m fixmem.cli.children``, as ``fixmem up`` starts them), XADDs the
 events in pipelined chunks and stops the clock when the fleet counters account for every event. The
 baseline is ``bench.baseline``: one plain RQ job per event (each job: parse, extract, append its entry to
 the same store) on RQ's ``SimpleWorker`` (no fork per job: the worker class fixmem itself runs), with as
@@ -27,7 +27,7 @@ import redis
 from bench import baseline
 from bench.backfill_bench import pipeline
 from bench.common import ProcessWatch, histogram_quantile, load_average, running
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from workers.counters import read_counters
 

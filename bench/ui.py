@@ -122,7 +122,7 @@ def _timed(client: httpx.Client, method: str, path: str, values: dict[str, Any])
 
 def run(runs: int, *, projects: int = PROJECTS, entries: int = ENTRIES) -> dict[str, Any]:
     """The result's body (``python -m bench.ui``, and ``python -m bench ui`` with its sizes)."""
-    from fixmem.redis_server import EmbeddedRedis  # noqa: PLC0415
+    from fixmem.runtime.redis_server import EmbeddedRedis  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"

@@ -11,8 +11,8 @@ The tree (dramatiq's shape)::
 
 Each category is mapped once (``RESPONSES``). The packages keep their own roots (``store.errors``,
 ``ingest.errors``, ``workers.errors``, redis-py's): ``classify`` translates them into a category in one
-table (``_TRANSLATIONS``), so the CLI (``translate``), the HTTP API (``fixmem.api.app.store_errors``) and
-the MCP tool answer the same failure the same way.
+table (``_TRANSLATIONS``), so the CLI (``translate``), the HTTP API and the web UI
+(``fixmem.api.context.store_errors``) and the MCP tool answer the same failure the same way.
 
 Exit codes follow sysexits(3) where one fits. ``ExitCode`` is the one list of them, and
 ``EXIT_CODE_MEANINGS`` says what each means; the README's table is ``exit_codes_markdown()`` (a test

@@ -130,7 +130,7 @@ def require_supported_version(client: redis.Redis, url: str) -> None:
     """
     import redis  # noqa: PLC0415
 
-    from fixmem.redis_server import MIN_REDIS_VERSION, version_supported  # noqa: PLC0415
+    from fixmem.runtime.redis_server import MIN_REDIS_VERSION, version_supported  # noqa: PLC0415
 
     try:
         version = str(client.info("server").get("redis_version", ""))

@@ -1,4 +1,5 @@
-"""Which project key each owner's workspaces stand for, as seen in events: ``?workspace=`` of the API.
+"""Which project key each owner's workspaces stand for, as seen in events: ``?workspace=`` of the API; and
+the other way, which checkout on this machine stands for a project (``resolve_workspace``).
 
 The consumer records, per owner, ``workspace -> project_key`` of the events it validates (newest wins) in
 the hash ``fixmem:workspaces:<owner>``, in the same MULTI/EXEC as the jobs; the API reads it to turn a
@@ -10,12 +11,16 @@ CI checkouts must not grow Redis without bound), and the API falls back to the w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 import redis
 
 from ingest import keys
 from ingest.connection import reply_text
+from ingest.project_key import project_key_for
 
 MAX_WORKSPACES = 10_000
 
@@ -64,3 +69,27 @@ def workspaces_of(client: redis.Redis, owner: str, project_key: str) -> list[str
     """The workspaces whose events of ``owner`` carried ``project_key`` last, sorted. Raises redis errors."""
     mapping = client.hgetall(keys.workspaces(owner))
     return sorted(reply_text(w) for w, k in mapping.items() if reply_text(k) == project_key)
+
+
+def resolve_workspace(
+    project: str,
+    *,
+    given: Path | None,
+    cwd: str,
+    recorded: Callable[[], Iterable[str]],
+    key_of: Callable[[str], str] = project_key_for,
+) -> tuple[str | None, str]:
+    """The checkout of ``project`` to check recalled files against, and where it came from (for a start-up
+    line): ``given`` (a flag or ``FIXMEM_WORKSPACE``); ``cwd`` when it is a checkout of the project (its
+    key is the project's); a ``recorded`` workspace (``workspaces_of``: where the owner's events of the
+    project came from) that is a checkout of it here; else None, and files are not checked at all (an MCP
+    client starts its servers in its own directory: taking it marked every recalled fix "file gone")."""
+    if given is not None:
+        return str(given.absolute()), "--workspace / FIXMEM_WORKSPACE"
+    if key_of(cwd) == project:
+        return cwd, "the current directory"
+    with contextlib.suppress(Exception):  # a Redis that does not answer: no recorded workspace then
+        for candidate in recorded():
+            if os.path.isdir(candidate) and key_of(candidate) == project:
+                return candidate, "where the project's events came from"
+    return None, f"none: {cwd} is not a checkout of it, so recalled files are not checked (pass --workspace)"

@@ -15,7 +15,7 @@ import pytest
 import redis
 from hypothesis import HealthCheck, settings
 
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 
 # Property tests check behaviour, not speed: Hypothesis's default 200 ms deadline per example and its
 # too-slow health check are timing assertions, and on a loaded 2-core machine they fail tests that are right.
@@ -60,7 +60,7 @@ def data_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _restore_root_logging() -> Iterator[None]:
-    """Undo ``fixmem.logs.configure`` after a test that ran a long-running command in-process.
+    """Undo ``fixmem.runtime.logs.configure`` after a test that ran a long-running command in-process.
 
     It replaces the root logger's handlers with one on the stderr of that moment; left in place, every later
     test's library logging (httpx prints each request URL at INFO) lands in whatever captures stderr next.

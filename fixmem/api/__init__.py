@@ -1,6 +1,3 @@
-"""The HTTP API: ``create_app`` (routes), ``build_context`` (wiring), ``serve`` (uvicorn)."""
-
-from fixmem.api.app import ApiContext, create_app
-from fixmem.api.auth import TokenConfigError, TokenMap, load_tokens, parse_tokens
-
-__all__ = ["ApiContext", "TokenConfigError", "TokenMap", "create_app", "load_tokens", "parse_tokens"]
+"""The HTTP API: ``app`` (the routes, ``create_app``), ``context`` (what the routes and the web UI share),
+``auth`` (bearer tokens), ``models`` (the JSON bodies), ``server`` (wiring: ``build_context``; uvicorn
+around the API and the web UI)."""

@@ -8,7 +8,7 @@ Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose 
 - ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
 - ``GET /api/projects`` -> the owner's projects: fixes, outcome ratios, first and last activity
-- ``/ui``: the web UI for people (``fixmem.ui``), with the same tokens
+- ``/ui``: the web UI for people (``fixmem.ui``, mounted by ``fixmem.api.server``), with the same tokens
 - ``GET /schema/turn-event.json`` -> the JSON Schema of the v1 turn event (no token)
 - ``GET /schema/verdict-event.json`` -> the JSON Schema of the v1 verdict event (no token)
 - ``GET /healthz`` (the process answers), ``/readyz`` (Redis answers, the data dir is writable),
@@ -25,13 +25,11 @@ not the agent's; checking paths there would be an oracle on the server's files).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
 from enum import Enum
 from typing import Annotated, Any, Final
 
@@ -44,7 +42,7 @@ from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from fixmem import service
-from fixmem.api.auth import TokenMap
+from fixmem.api.context import ApiContext, store_errors
 from fixmem.api.models import (
     ForgetOut,
     Problem,
@@ -56,14 +54,10 @@ from fixmem.api.models import (
     projects_out,
     stats_out,
 )
-from fixmem.errors import classify
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_GET_QUERY_CHARS, MAX_K, MAX_PATH_CHARS
-from fixmem.metrics import ApiMetrics
-from fixmem.settings import Settings
 from ingest.schema import MAX_PROJECT_KEY_CHARS
 from ingest.schema_doc import turn_event_json_schema, verdict_event_json_schema
 from ingest.workspaces import project_key_of
-from store import FixStore
 from store.entry import ENTRY_ID_PATTERN
 from store.paths import canonical_key
 
@@ -76,18 +70,6 @@ UNAUTHORIZED: Final = "missing or unknown bearer token"
 DOCS_ASSETS_URL: Final = "/docs-assets"  # Swagger UI's and ReDoc's files, from the fastapi-offline package
 
 
-@dataclass(frozen=True)
-class ApiContext:
-    """What the routes use: settings, the store, the tokens, the metrics, a Redis client (readyz)."""
-
-    settings: Settings
-    store: FixStore
-    tokens: TokenMap
-    metrics: ApiMetrics
-    client: redis.Redis | None
-    clock: Callable[[], float] = field(default=time.time)
-
-
 _bearer = HTTPBearer(auto_error=False, description="A token of FIXMEM_API_TOKENS; it names the owner.")
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": Problem, "description": UNAUTHORIZED},
@@ -95,23 +77,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": Problem, "description": "A parameter is missing or out of bounds"},
     503: {"model": Problem, "description": "The store or Redis is unavailable"},
 }
-
-
-@contextlib.contextmanager
-def store_errors() -> Iterator[None]:
-    """Library failures as HTTP errors, by ``fixmem.errors.classify`` (the one table); the details go to
-    the log, not to the caller, unless the input was theirs."""
-    try:
-        yield
-    except HTTPException:
-        raise
-    except Exception as exc:
-        failure = classify(exc)
-        if failure is None:
-            raise
-        if failure.http_status >= 500:
-            log.error("request failed: %s", failure.message)
-        raise HTTPException(failure.http_status, failure.public) from exc
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -304,8 +269,12 @@ async def _invalid(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
 
 
-def create_app(ctx: ApiContext) -> FastAPI:
-    """The FastAPI application serving ``ctx``."""
+Mount = Callable[[FastAPI, ApiContext], None]
+
+
+def create_app(ctx: ApiContext, mounts: Sequence[Mount] = ()) -> FastAPI:
+    """The FastAPI application serving ``ctx``; ``mounts`` add the routes of the faces served beside the
+    API (the web UI: ``fixmem.ui.mount``, which ``fixmem.api.server`` passes)."""
     app = FastAPIOffline(  # /docs and /redoc load their assets from this server (offline too)
         static_url=DOCS_ASSETS_URL,
         title="fixmem",
@@ -314,9 +283,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
     )
     app.state.ctx = ctx
     app.include_router(router)
-    from fixmem.ui import mount  # noqa: PLC0415 - the UI imports this module
-
-    mount(app, ctx)  # the web UI at /ui
+    for mount in mounts:
+        mount(app, ctx)
     app.add_exception_handler(RequestValidationError, _invalid)
     requests_total = ctx.metrics.requests
 

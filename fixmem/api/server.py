@@ -13,9 +13,10 @@ import threading
 import uvicorn
 
 from fixmem import wiring
-from fixmem.api.app import ApiContext, create_app
+from fixmem.api.app import create_app
 from fixmem.api.auth import TokenConfigError, load_tokens
-from fixmem.metrics import FleetSource, api_metrics, scrape_client
+from fixmem.api.context import ApiContext
+from fixmem.runtime.metrics import FleetSource, api_metrics, scrape_client
 from fixmem.settings import Settings
 from ingest.connection import connect
 
@@ -51,16 +52,19 @@ def build_context(settings: Settings) -> ApiContext:
 
 
 def make_server(ctx: ApiContext, *, host: str, port: int, log_level: str = "info") -> uvicorn.Server:
-    """A uvicorn server for the app of ``ctx``; no access log (query strings hold the callers' tasks)."""
+    """A uvicorn server for the app of ``ctx`` (the API and the web UI at /ui); no access log (query
+    strings hold the callers' tasks)."""
+    from fixmem.ui import mount  # noqa: PLC0415 - the UI's templates load when its routes are added
+
     config = uvicorn.Config(
-        create_app(ctx),
+        create_app(ctx, mounts=[mount]),
         host=host,
         port=port,
         access_log=False,
         log_level=log_level,
         lifespan="off",
         server_header=False,
-        log_config=None,  # keep the process's logging (fixmem.logs)
+        log_config=None,  # keep the process's logging (fixmem.runtime.logs)
     )
     return uvicorn.Server(config)
 

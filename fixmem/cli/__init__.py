@@ -2,7 +2,7 @@
 
 Subcommands are imported when one runs, not before: ``fixmem --help`` lists them from ``COMMANDS`` (where
 each lives and its one-line help) without importing any, so every command pays only for the libraries it
-uses (``bench/startup.py`` measures it; ``tests/fixmem/test_cli_startup.py`` keeps it so).
+uses (``bench/startup.py`` measures it; ``tests/fixmem/cli/test_startup.py`` keeps it so).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "mcp_command",
         "Serve the recall_fixes tool over MCP on stdin/stdout (add it to your agent's MCP servers).",
     ),
-    # Agents' hooks: Claude Code (and the fixmem.harness adapter for Python harnesses).
+    # Agents' hooks: Claude Code (and the fixmem.hooks.harness adapter for Python harnesses).
     "hook": (
         "fixmem.hooks.cli",
         "hook_command",

@@ -9,7 +9,7 @@ from typing import cast
 
 import click
 
-from fixmem import logs, wiring
+from fixmem import wiring
 from fixmem.api.auth import TokenConfigError
 from fixmem.cli.options import (
     data_dir_option,
@@ -21,6 +21,7 @@ from fixmem.cli.options import (
 )
 from fixmem.errors import CliError, ExitCode
 from fixmem.mcp.tool import SCHEMA_FORMATS, SchemaFormat, ToolContext, tool_schema
+from fixmem.runtime import logs
 from fixmem.settings import Settings
 
 
@@ -110,7 +111,7 @@ def mcp_command(
 def mcp_context(settings: Settings, *, cwd: str) -> tuple[ToolContext, str]:
     """The tool's context for ``settings`` (whose memory, which project, which checkout) and the line
     ``fixmem mcp`` prints about it at start. Raises CliError (exit 2) when no owner is known."""
-    from fixmem.mcp.workspace import resolve_workspace, start_line  # noqa: PLC0415
+    from ingest.workspaces import resolve_workspace  # noqa: PLC0415
 
     who = require_owner(settings)
     cwd = str(Path(cwd).absolute())
@@ -121,6 +122,12 @@ def mcp_context(settings: Settings, *, cwd: str) -> tuple[ToolContext, str]:
     store = wiring.make_store(settings, None)  # reads only: no lock (Redis only to find the workspace)
     ctx = ToolContext.from_settings(settings, store, owner=who, project_key=key, workspace=where)
     return ctx, start_line(who, key, len(store.read(who, key).entries), where, why)
+
+
+def start_line(owner: str, project: str, fixes: int, workspace: str | None, why: str) -> str:
+    """What ``fixmem mcp`` prints on stderr at start: whose memory, which project, which checkout."""
+    where = f"workspace {workspace} ({why})" if workspace else f"workspace {why}"
+    return f"fixmem mcp: owner {owner}, project {project} ({fixes} fixes), {where}"
 
 
 def _recorded_workspaces(settings: Settings, owner: str, project: str) -> list[str]:

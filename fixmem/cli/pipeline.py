@@ -14,10 +14,11 @@ from pathlib import Path
 
 import click
 
-from fixmem import logs, wiring
+from fixmem import wiring
 from fixmem.cli.options import data_dir_option, load_settings, redis_url_option, verbose_option
 from fixmem.errors import CliError, ExitCode
-from fixmem.up import install_stop_signals, run_up
+from fixmem.runtime import logs
+from fixmem.runtime.up import install_stop_signals, run_up
 from ingest.consumer import Consumer
 from workers.extraction import compiled
 from workers.jobs import install

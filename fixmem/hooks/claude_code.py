@@ -34,7 +34,8 @@ import sys
 from collections.abc import Mapping
 
 from fixmem.hooks.config import HookConfig
-from fixmem.hooks.reader import Candidate, ColdStart, Query, Reader, ReaderError, reader_for
+from fixmem.hooks.reader import Candidate, ColdStart, Query, Reader, ReaderError
+from fixmem.hooks.readers import reader_for
 from fixmem.hooks.session import SessionState, SessionStore, choose, note_failure
 from fixmem.identity import resolve_project
 

@@ -208,16 +208,3 @@ def _full_site() -> None:
         import site  # noqa: PLC0415
 
         site.main()
-
-
-def reader_for(config: HookConfig, *, in_process: bool = False, wait_cold: bool = False) -> Reader:
-    """The remote reader when the API URL and token are set; else the local daemon's client (``wait_cold``:
-    wait for a starting daemon), or the store in-process when ``in_process`` (a long-lived caller) or the
-    daemon is off (``FIXMEM_HOOK_DAEMON_IDLE_SECONDS=0``)."""
-    if config.remote and config.api_url and config.api_token:
-        return RemoteReader(config.api_url, config.api_token, timeout=config.timeout_seconds, k=config.k)
-    if in_process or config.daemon_idle_seconds <= 0:
-        return LocalReader(config)
-    from fixmem.hooks.daemon_client import DaemonReader  # noqa: PLC0415
-
-    return DaemonReader(config, wait_cold=wait_cold)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from fixmem.api.app import ApiContext
+    from fixmem.api.context import ApiContext
 
 
 def mount(app: FastAPI, ctx: ApiContext) -> None:

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from fixmem import wiring
-from fixmem.api.app import ApiContext
+from fixmem.api.context import ApiContext
 from fixmem.ui.session import Viewer
 from fixmem.ui.web import PREFIX, Ctx, Posted, UiError, Who, failures, redirect, render
 from ingest import dead_letters

@@ -6,17 +6,18 @@ owner's project or entry is "not found", with the same words as a missing one, w
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+import time
+from collections.abc import Sequence
+from typing import Final
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 
-from fixmem.api.app import recall_fixes_for
+from fixmem import service
+from fixmem.api.context import ApiContext
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 from fixmem.ui.chart import Chart, svg
 from fixmem.ui.listing import extras
@@ -29,7 +30,6 @@ from store.history import regressions
 from store.lineage import supersession
 from store.listing import EntryFilter, page_number, paginate, table
 from store.notes.workspace import known_commits
-from store.recall.search import Reasons
 from store.redact import might_hold_secret, redact_obj
 from store.staleness import stale_marks, workspace_checker
 from store.summary import LogSummary
@@ -201,13 +201,17 @@ def _search_problem(q: str, files: Sequence[str], error: str, k: int) -> str | N
     return None
 
 
-_REASON_FIELDS: Final = frozenset(f.name for f in dataclasses.fields(Reasons))
-
-
-def _why(reasons: Mapping[str, Any]) -> str:
-    """The one-phrase summary recall gives of a fix's reasons (``Reasons.summary``)."""
-    known = {k: tuple(v) if isinstance(v, list) else v for k, v in reasons.items() if k in _REASON_FIELDS}
-    return Reasons(**known).summary()  # type: ignore[arg-type]
+def _recall(ctx: ApiContext, owner: str, project: str, question: service.Question) -> service.Recall:
+    """The recall use case as ``POST /api/fix-memory`` runs it (the same budget, counted in the same
+    metric); raises UiError: 404 when the project has no fixes, else the error table's status."""
+    started = time.perf_counter()
+    with failures():
+        if not ctx.store.read(owner, project).entries:
+            raise UiError(404, NOT_FOUND_PROJECT)
+        budget = ctx.settings.fix_memory_prompt_budget_tokens
+        found = service.recall(ctx.store, owner, project, question, budget_tokens=budget, now=ctx.clock())
+    ctx.metrics.recall_duration.observe(time.perf_counter() - started)
+    return found
 
 
 @router.post(f"{PREFIX}/search")
@@ -225,10 +229,10 @@ def search(request: Request, ctx: Ctx, who: Who, form: Posted) -> HTMLResponse:
     result = None
     if problem is None:
         try:
-            result = recall_fixes_for(ctx, owner, project, q, files=files, error=error or None, k=k)
-        except HTTPException as exc:
-            problem = str(exc.detail)
-    reasons = [_why(r.reasons) for r in (result.recalled if result else [])]
+            result = _recall(ctx, owner, project, service.Question(q, files, [error] if error else [], k))
+        except UiError as exc:
+            problem = exc.message
+    reasons = [r.reasons.summary() for r in (result.recalled if result else [])]
     return render(
         request, who, "search.html", projects=_project_keys(ctx, owner), project=project,
         q=q, files="\n".join(files), error=error, k=k or DEFAULT_K, result=result, problem=problem,

@@ -8,7 +8,7 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from fixmem.api.app import ApiContext
+from fixmem.api.context import ApiContext
 from fixmem.ui.pages import project_entries, quoted
 from fixmem.ui.review import configured_workspace
 from fixmem.ui.web import PREFIX, SECURITY_HEADERS, Ctx, Posted, UiError, Who, failures, owner_of, redirect

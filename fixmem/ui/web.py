@@ -25,8 +25,8 @@ import jinja2
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from fixmem.api.app import ApiContext, store_errors
 from fixmem.api.auth import TokenMap, parse_tokens
+from fixmem.api.context import ApiContext, store_errors
 from fixmem.ui.limit import LoginLimiter
 from fixmem.ui.session import LOGIN_COOKIE, SESSION_COOKIE, Sessions, Viewer, csrf_matches
 from fixmem.ui.summary import ProjectRows

@@ -24,9 +24,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from fixmem.api.app import router
 from fixmem.cli import cli
-from fixmem.metrics import api_metrics, fleet_families, scrape_client
+from fixmem.runtime.metrics import api_metrics, fleet_families, scrape_client
 from fixmem.settings import ENV_PREFIX, Settings
-from tests.fixmem.test_metrics import SOURCE, _registry, _snapshot
+from tests.fixmem.runtime.test_metrics import SOURCE, _registry, _snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

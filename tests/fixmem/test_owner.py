@@ -16,13 +16,13 @@ import httpx
 import pytest
 
 from fixmem import identity
-from fixmem.api.child import api_child
 from fixmem.cli import main
 from fixmem.cli.api import mcp_context
-from fixmem.harness import Harness
 from fixmem.hooks import claude_code
+from fixmem.hooks.harness import Harness
 from fixmem.mcp.tool import recall_fixes
 from fixmem.memory import FixMemory
+from fixmem.runtime.api_child import api_child
 from fixmem.settings import Settings
 from tests.configs import fix_store
 from tests.fixmem.api_server import running_api

@@ -157,7 +157,7 @@ def test_plain_rq_worker_runs_the_jobs(settings: Settings, redis_client: redis.R
     env = {**os.environ, "FIXMEM_DATA_DIR": str(settings.data_dir)}
     rq = Path(sys.executable).parent / "rq"
     done = subprocess.run(
-        [str(rq), "worker", "--burst", "-w", "fixmem.rq_worker.Worker", "-u", str(settings.redis_url),
+        [str(rq), "worker", "--burst", "-w", "fixmem.runtime.rq_worker.Worker", "-u", str(settings.redis_url),
          "fixmem-live", "fixmem-backfill"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False,
     )  # fmt: skip

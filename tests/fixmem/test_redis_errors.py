@@ -9,7 +9,7 @@ import pytest
 
 from fixmem.cli import main
 from fixmem.errors import ExitCode
-from fixmem.redis_server import free_port
+from fixmem.runtime.redis_server import free_port
 
 
 @pytest.fixture

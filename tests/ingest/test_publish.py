@@ -8,7 +8,7 @@ import orjson
 import pytest
 import redis
 
-from fixmem.redis_server import free_port
+from fixmem.runtime.redis_server import free_port
 from ingest import keys
 from ingest.connection import connect
 from ingest.errors import DeadLetterReason, InvalidEvent, PublishError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 from ingest import keys, publish
 from ingest.errors import PublishError
 from ingest.publish import connect, publish_turn

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from fixmem.cli import main
-from fixmem.demo import demo_turns
+from fixmem.runtime.demo import demo_turns
 from ingest.schema_doc import (
     turn_event_json_schema,
     turn_event_markdown,

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fixmem.cli.children import child
 from fixmem.errors import run_group
-from fixmem.pipeline_main import child
 
 FAULT = os.environ.get("RELIABILITY_FAULT", "")
 FAULT_DIR = Path(os.environ.get("RELIABILITY_FAULT_DIR", "."))

@@ -1,6 +1,6 @@
 """A pipeline fleet the reliability tests can hurt: consumer and worker processes, killed and restarted.
 
-Each process is the shipped command (``python -m fixmem.pipeline_main ingest|worker``) with its stderr in a
+Each process is the shipped command (``python -m fixmem.cli.children ingest|worker``) with its stderr in a
 log file; the test decides who dies and when. ``FAST`` timings shorten the lease, reaper and reclaim clocks
 for the normal suite; the chaos runs use the shipped defaults (``SHIPPED``) so they prove the promise as sold.
 """
@@ -50,9 +50,7 @@ class Member:
     process: subprocess.Popen[bytes] | None = None
     pids: list[int] = field(default_factory=list)
     kills: int = 0
-    wrapper: list[str] | None = (
-        None  # run under this module instead of fixmem.pipeline_main (fault injection)
-    )
+    wrapper: list[str] | None = None  # run under this module instead of fixmem.cli.children (fault injection)
     env: Mapping[str, str] = field(default_factory=dict)  # on top of the fleet's environment
     unexpected_exits: list[int] = field(default_factory=list)
 
@@ -90,7 +88,7 @@ class Fleet:
 
     def _spawn(self, member: Member) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        module = member.wrapper or ["-m", "fixmem.pipeline_main"]
+        module = member.wrapper or ["-m", "fixmem.cli.children"]
         argv = [sys.executable, *module, member.role]
         if member.role == "ingest":  # a consumer's name is stable; a worker's is unique per process (RQ)
             argv += ["--name", member.name]

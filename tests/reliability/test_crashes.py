@@ -1,6 +1,6 @@
 """SIGKILL the consumer and the workers at random points while events flow: nothing lost, nothing twice.
 
-The fleet is the shipped processes (``fixmem.pipeline_main ingest|worker``); a publisher thread sends valid
+The fleet is the shipped processes (``fixmem.cli.children ingest|worker``); a publisher thread sends valid
 turns (entries and skips) with a few malformed ones (dead letters) at a steady rate; meanwhile a random member
 is SIGKILLed and restarted, again and again. Then, within 60 s of the last kill, every published event
 must have exactly one outcome: one entry in its project's log, one ``skipped_*`` count, or one dead

@@ -30,7 +30,7 @@ import pytest
 import redis
 
 from fixmem import wiring
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from tests.configs import fix_store

@@ -27,7 +27,7 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from fixmem import wiring
-from fixmem.metrics import FleetCollector, FleetSource
+from fixmem.runtime.metrics import FleetCollector, FleetSource
 from fixmem.settings import Settings
 from ingest import keys
 from ingest.consumer import Consumer
@@ -98,7 +98,7 @@ def test_pickled_payloads_are_refused_and_never_unpickled(
 
     env = {**os.environ, "FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(data_dir)}
     worker = subprocess.run(
-        [sys.executable, "-m", "fixmem.pipeline_main", "worker", "--burst"],
+        [sys.executable, "-m", "fixmem.cli.children", "worker", "--burst"],
         cwd=ROOT, env=env, capture_output=True, timeout=120,
     )  # fmt: skip
     status = subprocess.run(

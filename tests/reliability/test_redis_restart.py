@@ -7,7 +7,7 @@ started again on the same port from its AOF. Every acknowledged event must still
 outcome; the consumer and the workers must come back by themselves, with backoff, and say so in their
 logs; none of them may exit.
 
-(tests/fixmem/test_redis_restart.py restarts Redis between two quiet batches; here it happens while
+(tests/fixmem/runtime/test_redis_restart.py restarts Redis between two quiet batches; here it happens while
 events, reads, jobs and store writes are in flight.)
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from fixmem.redis_server import EmbeddedRedis, free_port
+from fixmem.runtime.redis_server import EmbeddedRedis, free_port
 from tests.reliability.corpus import valid
 from tests.reliability.fleet import FAST, fleet, wait_for
 from tests.reliability.ledger import Settlement, settle

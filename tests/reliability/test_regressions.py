@@ -19,7 +19,7 @@ from rq.executions import Execution
 from rq.serializers import JSONSerializer
 
 from fixmem.memory import FixMemory
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest import keys
 from ingest.publish import publish_many

@@ -30,7 +30,7 @@ from fixmem.api.server import build_context
 from fixmem.cli import main
 from fixmem.mcp.tool import ToolContext, auto_recall, recall_fixes
 from fixmem.memory import FixMemory
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest import keys
 from ingest.consumer import Consumer

@@ -1,4 +1,4 @@
-"""``fixmem.harness``: local and remote give the same answers; fixmem down is invisible; after_turn."""
+"""``fixmem.hooks.harness``: local and remote give the same answers; fixmem down is invisible; after_turn."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from bench.common import serving
-from fixmem.harness import Harness
+from fixmem.hooks.harness import Harness
 from fixmem.hooks.session import read_counters
-from fixmem.redis_server import free_port
+from fixmem.runtime.redis_server import free_port
 from tests.configs import fix_store
 from tests.fixmem.hooks.conftest import OWNER, PROJECT
 

@@ -1,5 +1,5 @@
 """The MCP server end to end with the official ``mcp`` client over stdio: task 1's turn, published through
-``fixmem.harness`` to a real Redis and written by the pipeline, is what ``recall_fixes`` returns for a
+``fixmem.hooks.harness`` to a real Redis and written by the pipeline, is what ``recall_fixes`` returns for a
 related task 2 in a new ``fixmem mcp`` process; an unrelated task 3 gets "nothing relevant"."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import mcp_types as types
 import redis
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from fixmem.harness import Harness
+from fixmem.hooks.harness import Harness
 from fixmem.mcp.tool import NOTHING_RELEVANT
 from fixmem.settings import Settings
 from tests.configs import fix_store

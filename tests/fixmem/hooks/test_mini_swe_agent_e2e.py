@@ -1,5 +1,5 @@
 """A real client end to end: mini-swe-agent 2.4 (its own agent loop, its local environment, the
-``DeterministicModel`` it ships for tests) on a git repository made here, through ``fixmem.harness``.
+``DeterministicModel`` it ships for tests) on a git repository made here, through ``fixmem.hooks.harness``.
 
 Task 1 fixes a bug (failing test, edit, passing test); its trajectory (the v2 format) is read with the
 mini-swe-agent importer and published to a real Redis, the pipeline writes the entry; task 2, a related
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import redis
 
-from fixmem.harness import Harness
+from fixmem.hooks.harness import Harness
 from fixmem.settings import Settings
 from ingest import keys
 from ingest.importers.mini_swe_agent import parse

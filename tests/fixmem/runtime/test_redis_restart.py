@@ -10,13 +10,13 @@ from pathlib import Path
 
 import redis
 
-from fixmem.redis_server import EmbeddedRedis, free_port
+from fixmem.runtime.redis_server import EmbeddedRedis, free_port
 from ingest.publish import publish_many
 from tests.configs import fix_store
 from tests.ingest.turns import turn
 from tests.polling import wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROJECT = "github.com/acme/widgets"
 
 

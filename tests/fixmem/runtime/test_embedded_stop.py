@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import redis.connection
 
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 
 
 def test_stop_connects_once_and_the_server_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

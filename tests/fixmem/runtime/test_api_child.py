@@ -16,12 +16,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from fixmem.api.child import api_child
-from fixmem.demo import OWNER, PROJECT, QUERY
 from fixmem.errors import CliError
+from fixmem.runtime.api_child import api_child
+from fixmem.runtime.demo import OWNER, PROJECT, QUERY
 from fixmem.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _lines(stream: object, into: queue.Queue[str]) -> None:

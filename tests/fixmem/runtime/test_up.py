@@ -16,17 +16,17 @@ import pytest
 import redis
 
 from fixmem.errors import CliError, ExitCode
-from fixmem.redis_server import parse_redis_version, version_supported
+from fixmem.runtime.redis_server import parse_redis_version, version_supported
+from fixmem.runtime.supervisor import ChildSpec, Supervisor
+from fixmem.runtime.up import children, redis_for
 from fixmem.settings import Settings
-from fixmem.supervisor import ChildSpec, Supervisor
-from fixmem.up import children, redis_for
 from ingest.connection import REDIS_DOWN, connect
 from ingest.publish import publish_turn
 from tests.configs import fix_store
 from tests.ingest.turns import turn, wire
 from tests.polling import wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _env(data_dir: Path, **extra: str) -> dict[str, str]:

@@ -17,12 +17,12 @@ import sys
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from fixmem.demo import OWNER as DEMO_OWNER
-from fixmem.demo import PROJECT as DEMO_PROJECT
-from fixmem.demo import QUERY as DEMO_QUERY
 from fixmem.errors import CliError, ExitCode
+from fixmem.runtime.demo import OWNER as DEMO_OWNER
+from fixmem.runtime.demo import PROJECT as DEMO_PROJECT
+from fixmem.runtime.demo import QUERY as DEMO_QUERY
+from fixmem.runtime.supervisor import ChildSpec
 from fixmem.settings import Settings
-from fixmem.supervisor import ChildSpec
 
 
 @dataclass(frozen=True)

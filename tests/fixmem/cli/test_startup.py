@@ -21,7 +21,7 @@ from fixmem.cli import COMMANDS, cli
 from tests.configs import fix_store
 from tests.store.factories import make_entry
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 _PROBE = """
 import json, sys

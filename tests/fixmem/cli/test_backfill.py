@@ -36,7 +36,7 @@ from tests.ingest.importers.support import FIXTURES
 from tests.polling import wait_for
 from workers.counters import read_counters
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS_EVENTS = 23  # events the importers read from tests/fixtures/agent-logs (checked in the first test)
 CORPUS_FILES = 30  # with mini-swe-agent/report.json (not a log: walked, then skipped)
 
@@ -68,8 +68,8 @@ def _fixmem(*args: str) -> list[str]:
 
 
 def _child(*args: str) -> list[str]:
-    """A pipeline process as `fixmem up` starts it (`fixmem.pipeline_main`: starts quicker than the CLI)."""
-    return [sys.executable, "-m", "fixmem.pipeline_main", *args]
+    """A pipeline process as `fixmem up` starts it (`fixmem.cli.children`: starts quicker than the CLI)."""
+    return [sys.executable, "-m", "fixmem.cli.children", *args]
 
 
 @pytest.fixture(scope="module")

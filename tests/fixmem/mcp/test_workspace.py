@@ -12,9 +12,8 @@ import anyio
 import redis
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from fixmem.mcp.workspace import resolve_workspace
-from ingest.workspaces import record
-from tests.fixmem.test_tool_mcp import OWNER, PROJECT, ROOT, _seed
+from ingest.workspaces import record, resolve_workspace
+from tests.fixmem.mcp.test_server import OWNER, PROJECT, ROOT, _seed
 
 
 def _checkout(path: Path) -> Path:

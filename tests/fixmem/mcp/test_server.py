@@ -16,7 +16,7 @@ from fixmem.mcp.tool import INPUT_SCHEMA, NOTHING_RELEVANT
 from store import FixEntry, TestRun, entry_id
 from tests.configs import fix_store
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OWNER = "alice"
 PROJECT = "github.com/acme/widgets"
 

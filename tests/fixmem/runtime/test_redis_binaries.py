@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fixmem import redis_server
-from fixmem.redis_server import EmbeddedRedisError, path_shadowing_note, redis_server_binary
+from fixmem.runtime import redis_server
+from fixmem.runtime.redis_server import EmbeddedRedisError, path_shadowing_note, redis_server_binary
 
 
 def _fake(directory: Path, name: str) -> Path:

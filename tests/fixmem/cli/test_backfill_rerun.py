@@ -21,7 +21,7 @@ from tests.configs import fix_store
 from tests.ingest.backfill.support import config
 from workers.extraction import extract
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 LEGACY = FIXTURES / "legacy-data" / "b6585f5"
 _spec = importlib.util.spec_from_file_location("legacy_make", FIXTURES / "legacy-data" / "make.py")
 assert _spec is not None and _spec.loader is not None

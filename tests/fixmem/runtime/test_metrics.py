@@ -1,4 +1,5 @@
-"""fixmem.metrics: the pure families, the scrape-time collector on a real Redis, Redis down, promtool."""
+"""fixmem.runtime.metrics: the pure families, the scrape-time collector on a real Redis, Redis down,
+promtool."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
-from fixmem.metrics import (
+from fixmem.runtime.metrics import (
     FleetCollector,
     FleetSnapshot,
     FleetSource,
@@ -24,7 +25,7 @@ from fixmem.metrics import (
     outcome_ratios,
     scrape_client,
 )
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 from ingest import keys
 from ingest.status import PipelineStatus, QueueStatus, StreamStatus
 from workers.counters import (

@@ -28,7 +28,7 @@ from tests.polling import wait_for
 from workers.counters import read_counters
 from workers.locks import RedisLeaseLock
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROMISE_SECONDS = 60.0
 PROJECT = "github.com/acme/widgets"
 

@@ -30,7 +30,7 @@ from store import OUTCOMES
 from tests.fixmem.api_server import TOKENS, serve
 from tests.ingest.turns import Kind, turn
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KINDS: tuple[Kind, ...] = ("fixed", "partial", "unverified", "no_files", "fixed")
 EVENTS = 192
 FIRST_SHARE = 20  # jobs the first worker process runs before it stops; the second runs the rest

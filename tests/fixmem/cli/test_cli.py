@@ -12,7 +12,7 @@ import redis
 
 from fixmem.cli import main
 from fixmem.errors import ExitCode
-from fixmem.redis_server import free_port
+from fixmem.runtime.redis_server import free_port
 from fixmem.settings import Settings
 from fixmem.wiring import require_supported_version
 from ingest import keys
@@ -256,7 +256,7 @@ def test_import_and_forget_take_the_workers_project_lock(
 def test_every_setting_is_in_the_settings_reference() -> None:
     """The settings table (docs/reference/settings.md, once the README's) lists every field of ``Settings``
     (it had lost the backfill, memory and API ones) and no variable that is not one."""
-    page = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "settings.md").read_text()
+    page = (Path(__file__).resolve().parents[3] / "docs" / "reference" / "settings.md").read_text()
     rows = [line for line in page.splitlines() if line.startswith("| `FIXMEM_")]
     listed = {name for row in rows for name in re.findall(r"`(FIXMEM_[A-Z0-9_]+)`", row.split("|")[1])}
     assert listed == {"FIXMEM_" + name.upper() for name in Settings.model_fields}

@@ -6,7 +6,7 @@
    commands find it.
 2. Children, supervised (restarted with backoff when they crash): the consumer (``fixmem ingest``),
    ``workers`` workers (``fixmem worker``) and the HTTP API with ``/metrics`` (``fixmem serve``, see
-   ``fixmem.api.child``).
+   ``fixmem.runtime.api_child``).
 3. It prints where things are: the data directory, Redis, the children's pids, the API's URLs and a token
    per owner (yours and the demo's), the streams and queues, the bundled ``redis-cli`` (to ``XADD`` by
    hand), how to publish, and an ``export`` line that gives another terminal all of it (the README's
@@ -32,12 +32,17 @@ from typing import TextIO
 
 import redis
 
-from fixmem.api.child import api_child
-from fixmem.demo import run_demo
 from fixmem.errors import CliError, ExitCode
-from fixmem.redis_server import EmbeddedRedis, EmbeddedRedisError, path_shadowing_note, redis_cli_binary
+from fixmem.runtime.api_child import api_child
+from fixmem.runtime.demo import run_demo
+from fixmem.runtime.redis_server import (
+    EmbeddedRedis,
+    EmbeddedRedisError,
+    path_shadowing_note,
+    redis_cli_binary,
+)
+from fixmem.runtime.supervisor import ChildSpec, Supervisor
 from fixmem.settings import Settings
-from fixmem.supervisor import ChildSpec, Supervisor
 from fixmem.wiring import consumer_name, make_store, redis_client, runtime_url_path
 from ingest.connection import REDIS_DOWN, connect
 
@@ -50,12 +55,12 @@ def children(settings: Settings, url: str, workers: int) -> list[ChildSpec]:
     fixmem = [
         sys.executable,
         "-m",
-        "fixmem.pipeline_main",
+        "fixmem.cli.children",
     ]  # `fixmem ingest|worker`, minus the other commands
     parent = ["--parent-pid", str(os.getpid())]  # children stop if this supervisor is killed
     specs = [ChildSpec("ingest", [*fixmem, "ingest", "--name", consumer_name(settings, 0), *parent], env)]
     specs += [ChildSpec(f"worker-{i}", [*fixmem, "worker", *parent], env) for i in range(workers)]
-    # The HTTP API and /metrics join in run_up: fixmem.api.child (its port, token, lines).
+    # The HTTP API and /metrics join in run_up: fixmem.runtime.api_child (its port, token, lines).
     return specs
 
 
