@@ -25,7 +25,7 @@ ALLOWED: dict[str, str] = {
     "workers/jobs.py": _SPLITTING,
     "workers/jobs.py::run_batch": _SPLITTING,
     "fixmem/cli/backfill.py::backfill_command": _SPLITTING,
-    "fixmem/metrics.py::fleet_families": _SPLITTING,
+    "fixmem/runtime/metrics.py::fleet_families": _SPLITTING,
     "fixmem/cli/verdict.py::verdict_command": _SPLITTING,
     "store/recall/view.py": "being changed in the one-path work (lineage order); split after that lands",
     "ingest/schema.py": "the wire format v1 in one file, models and parsers read together; split pending",
