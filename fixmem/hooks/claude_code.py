@@ -6,12 +6,12 @@ reference used): every payload carries
 model's context is ``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}``. Handled:
 
 - ``UserPromptSubmit`` (``prompt``): the fixes relevant to the prompt;
-- ``PostToolUse`` of ``Read|Edit|Write|MultiEdit`` (``tool_input.file_path``): fixes that touched that
+- ``PostToolUse`` of ``Read|Edit|Write`` (``tool_input.file_path``): fixes that touched that
   file, looked up once per file per session (recall for the session's last prompt and the file, then
   only the entries whose files hold it: a file alone scores below recall's relevance floor);
-- ``PostToolUseFailure`` of ``Bash`` (``error``): fixes with that error's signature; a ``PostToolUse`` of
-  ``Bash`` whose ``tool_response`` states a failure (a non-zero exit code, ``is_error``) is read the same
-  way, for Claude Code versions without the failure event;
+- ``PostToolUseFailure`` of ``Bash`` (``error``): fixes with that error's signature. A failed command
+  comes only this way: ``PostToolUse`` fires after a tool call succeeded, and a ``Bash`` one carries no
+  exit status, so it is not listened to (``fixmem.hooks.install.EVENTS``: no process per shell command);
 - ``SessionStart``: in local mode, starts the recall daemon when none runs (not waited for), so that
   the session's first prompt finds it warm; prints nothing;
 - ``Stop`` / ``SubagentStop``: the finished turns are published from ``transcript_path`` by a detached
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit"})
+FILE_TOOLS = frozenset({"Read", "Edit", "Write"})  # MultiEdit is no longer a Claude Code tool
+ERROR_TOOLS = frozenset({"Bash"})  # PostToolUseFailure: a failed command's error
 STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 MAX_PAYLOAD_BYTES = 8 << 20
 ERROR_TAIL_CHARS = 2000  # the end of a failing command's output: where the error is
@@ -117,20 +118,6 @@ def relative(path: str, cwd: str) -> str:
     return path
 
 
-def bash_failure(tool_response: Any) -> str | None:
-    """The error text of a ``Bash`` ``tool_response`` that states a failure, else None."""
-    if isinstance(tool_response, str):
-        return None
-    if not isinstance(tool_response, Mapping):
-        return None
-    code = next((tool_response[k] for k in ("exit_code", "exitCode", "returnCode") if k in tool_response), 0)
-    failed = (isinstance(code, int) and code != 0) or tool_response.get("is_error") is True
-    if not failed:
-        return None
-    out = "\n".join(str(tool_response.get(k) or "") for k in ("stdout", "stderr", "output")).strip()
-    return out[-ERROR_TAIL_CHARS:] or None
-
-
 class Warm:
     """Start the local recall daemon if none runs (``SessionStart``)."""
 
@@ -166,14 +153,11 @@ def plan(payload: Mapping[str, Any]) -> Lookup | Publish | Warm | None:
             return None
         rel = relative(path, cwd)
         return Lookup(event, Query(rel, files=(rel,)), file=rel)
-    if tool == "Bash" and event in {"PostToolUse", "PostToolUseFailure"}:
-        if event == "PostToolUseFailure":
-            error: str | None = _str(payload, "error") or _str(payload, "error_message")
-            if payload.get("is_interrupt") is True:
-                return None  # the user stopped it: not an error to look up
-        else:
-            error = bash_failure(payload.get("tool_response"))
-        if not error or not error.strip():
+    if event == "PostToolUseFailure" and tool in ERROR_TOOLS:
+        error = _str(payload, "error") or _str(payload, "error_message")
+        if payload.get("is_interrupt") is True:
+            return None  # the user stopped it: not an error to look up
+        if not error.strip():
             return None
         error = error.strip()[-ERROR_TAIL_CHARS:]
         return Lookup(event, Query(error, error=error))
