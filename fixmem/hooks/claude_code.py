@@ -220,6 +220,12 @@ def spawn_publisher(config: HookConfig, payload: Mapping[str, Any], action: Publ
     )
 
 
+def action_delivers(action: Lookup | Warm) -> bool:
+    """Whether this hook call sends spooled turns: a session's start and each prompt, not a tool call
+    (a frequent event would start a process per call while Redis stays down)."""
+    return isinstance(action, Warm) or action.event == "UserPromptSubmit"
+
+
 def handle(
     payload: Mapping[str, Any],
     config: HookConfig,
@@ -234,8 +240,10 @@ def handle(
     if action is None:
         return None
     if isinstance(action, Publish):
-        spawn(config, payload, action)
+        spawn(config, payload, action)  # the publisher sends the spooled turns first
         return None
+    if config.redis_url and action_delivers(action) and spooled(config):
+        spawn_drain(config)  # a Stop with Redis down kept its turns: Redis may answer now
     cwd = _str(payload, "cwd")
     if isinstance(action, Warm):
         if not config.remote and config.daemon_idle_seconds > 0 and config.owner:
@@ -261,6 +269,34 @@ def handle(
 
 def sessions_dir(config: HookConfig) -> str:
     return os.path.join(config.hooks_dir, "sessions")
+
+
+def spool_dir(config: HookConfig) -> str:
+    """Where the Stop publisher keeps the turns Redis did not take (``ingest.spool``)."""
+    return os.path.join(config.hooks_dir, "spool")
+
+
+def spooled(config: HookConfig) -> bool:
+    """Whether turns wait in the spool (one ``listdir``: the fast path stays light)."""
+    try:
+        names = os.listdir(spool_dir(config))
+    except OSError:
+        return False
+    return any(n.endswith(".jsonl") and not n.startswith(".") for n in names)
+
+
+def spawn_drain(config: HookConfig) -> None:
+    """Start ``python -m fixmem.hooks.publisher --drain`` detached, not waited for."""
+    import subprocess  # noqa: PLC0415
+
+    subprocess.Popen(
+        [sys.executable, "-m", "fixmem.hooks.publisher", "--drain"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
 
 
 def lookup(
