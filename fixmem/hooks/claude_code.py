@@ -195,8 +195,6 @@ def project_of(config: HookConfig, cwd: str) -> str:
 
 def spawn_publisher(config: HookConfig, payload: Mapping[str, Any], action: Publish) -> None:
     """Start ``python -m fixmem.hooks.publisher`` detached (its own session, no stdio), not waited for."""
-    import subprocess  # noqa: PLC0415
-
     argv = [
         sys.executable,
         "-m",
@@ -210,6 +208,13 @@ def spawn_publisher(config: HookConfig, payload: Mapping[str, Any], action: Publ
     ]
     if action.final:
         argv.append("--final")
+    detached(argv)
+
+
+def detached(argv: list[str]) -> None:
+    """Start ``argv`` in its own session with no stdio; not waited for."""
+    import subprocess  # noqa: PLC0415
+
     subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -287,16 +292,7 @@ def spooled(config: HookConfig) -> bool:
 
 def spawn_drain(config: HookConfig) -> None:
     """Start ``python -m fixmem.hooks.publisher --drain`` detached, not waited for."""
-    import subprocess  # noqa: PLC0415
-
-    subprocess.Popen(
-        [sys.executable, "-m", "fixmem.hooks.publisher", "--drain"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
+    detached([sys.executable, "-m", "fixmem.hooks.publisher", "--drain"])
 
 
 def lookup(
