@@ -102,5 +102,5 @@ def install_command(harness: str, scope: str, project_dir: Path | None, dry_run:
 @click.argument("harness", type=click.Choice(HARNESSES))
 @_scope_options
 def uninstall_command(harness: str, scope: str, project_dir: Path | None, dry_run: bool) -> None:
-    """Remove fixmem's hooks (only ours) from Claude Code's settings (both project files)."""
+    """Remove fixmem's hooks (only ours) from Claude Code's settings. Both project files are cleaned."""
     _run(scope, project_dir, dry_run, install=False)
