@@ -6,12 +6,12 @@ reference used): every payload carries
 model's context is ``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}``. Handled:
 
 - ``UserPromptSubmit`` (``prompt``): the fixes relevant to the prompt;
-- ``PostToolUse`` of ``Read|Edit|Write|MultiEdit`` (``tool_input.file_path``): fixes that touched that
+- ``PostToolUse`` of ``Read|Edit|Write`` (``tool_input.file_path``): fixes that touched that
   file, looked up once per file per session (recall for the session's last prompt and the file, then
   only the entries whose files hold it: a file alone scores below recall's relevance floor);
-- ``PostToolUseFailure`` of ``Bash`` (``error``): fixes with that error's signature; a ``PostToolUse`` of
-  ``Bash`` whose ``tool_response`` states a failure (a non-zero exit code, ``is_error``) is read the same
-  way, for Claude Code versions without the failure event;
+- ``PostToolUseFailure`` of ``Bash`` (``error``): fixes with that error's signature. A failed command
+  comes only this way: ``PostToolUse`` fires after a tool call succeeded, and a ``Bash`` one carries no
+  exit status, so it is not listened to (``fixmem.hooks.install.EVENTS``: no process per shell command);
 - ``SessionStart``: in local mode, starts the recall daemon when none runs (not waited for), so that
   the session's first prompt finds it warm; prints nothing;
 - ``Stop`` / ``SubagentStop``: the finished turns are published from ``transcript_path`` by a detached
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit"})
+FILE_TOOLS = frozenset({"Read", "Edit", "Write"})  # MultiEdit is no longer a Claude Code tool
+ERROR_TOOLS = frozenset({"Bash"})  # PostToolUseFailure: a failed command's error
 STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 MAX_PAYLOAD_BYTES = 8 << 20
 ERROR_TAIL_CHARS = 2000  # the end of a failing command's output: where the error is
@@ -117,20 +118,6 @@ def relative(path: str, cwd: str) -> str:
     return path
 
 
-def bash_failure(tool_response: Any) -> str | None:
-    """The error text of a ``Bash`` ``tool_response`` that states a failure, else None."""
-    if isinstance(tool_response, str):
-        return None
-    if not isinstance(tool_response, Mapping):
-        return None
-    code = next((tool_response[k] for k in ("exit_code", "exitCode", "returnCode") if k in tool_response), 0)
-    failed = (isinstance(code, int) and code != 0) or tool_response.get("is_error") is True
-    if not failed:
-        return None
-    out = "\n".join(str(tool_response.get(k) or "") for k in ("stdout", "stderr", "output")).strip()
-    return out[-ERROR_TAIL_CHARS:] or None
-
-
 class Warm:
     """Start the local recall daemon if none runs (``SessionStart``)."""
 
@@ -166,14 +153,11 @@ def plan(payload: Mapping[str, Any]) -> Lookup | Publish | Warm | None:
             return None
         rel = relative(path, cwd)
         return Lookup(event, Query(rel, files=(rel,)), file=rel)
-    if tool == "Bash" and event in {"PostToolUse", "PostToolUseFailure"}:
-        if event == "PostToolUseFailure":
-            error: str | None = _str(payload, "error") or _str(payload, "error_message")
-            if payload.get("is_interrupt") is True:
-                return None  # the user stopped it: not an error to look up
-        else:
-            error = bash_failure(payload.get("tool_response"))
-        if not error or not error.strip():
+    if event == "PostToolUseFailure" and tool in ERROR_TOOLS:
+        error = _str(payload, "error") or _str(payload, "error_message")
+        if payload.get("is_interrupt") is True:
+            return None  # the user stopped it: not an error to look up
+        if not error.strip():
             return None
         error = error.strip()[-ERROR_TAIL_CHARS:]
         return Lookup(event, Query(error, error=error))
@@ -211,8 +195,6 @@ def project_of(config: HookConfig, cwd: str) -> str:
 
 def spawn_publisher(config: HookConfig, payload: Mapping[str, Any], action: Publish) -> None:
     """Start ``python -m fixmem.hooks.publisher`` detached (its own session, no stdio), not waited for."""
-    import subprocess  # noqa: PLC0415
-
     argv = [
         sys.executable,
         "-m",
@@ -226,6 +208,13 @@ def spawn_publisher(config: HookConfig, payload: Mapping[str, Any], action: Publ
     ]
     if action.final:
         argv.append("--final")
+    detached(argv)
+
+
+def detached(argv: list[str]) -> None:
+    """Start ``argv`` in its own session with no stdio; not waited for."""
+    import subprocess  # noqa: PLC0415
+
     subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -234,6 +223,12 @@ def spawn_publisher(config: HookConfig, payload: Mapping[str, Any], action: Publ
         start_new_session=True,
         close_fds=True,
     )
+
+
+def action_delivers(action: Lookup | Warm) -> bool:
+    """Whether this hook call sends spooled turns: a session's start and each prompt, not a tool call
+    (a frequent event would start a process per call while Redis stays down)."""
+    return isinstance(action, Warm) or action.event == "UserPromptSubmit"
 
 
 def handle(
@@ -250,8 +245,10 @@ def handle(
     if action is None:
         return None
     if isinstance(action, Publish):
-        spawn(config, payload, action)
+        spawn(config, payload, action)  # the publisher sends the spooled turns first
         return None
+    if config.redis_url and action_delivers(action) and spooled(config):
+        spawn_drain(config)  # a Stop with Redis down kept its turns: Redis may answer now
     cwd = _str(payload, "cwd")
     if isinstance(action, Warm):
         if not config.remote and config.daemon_idle_seconds > 0 and config.owner:
@@ -277,6 +274,25 @@ def handle(
 
 def sessions_dir(config: HookConfig) -> str:
     return os.path.join(config.hooks_dir, "sessions")
+
+
+def spool_dir(config: HookConfig) -> str:
+    """Where the Stop publisher keeps the turns Redis did not take (``ingest.spool``)."""
+    return os.path.join(config.hooks_dir, "spool")
+
+
+def spooled(config: HookConfig) -> bool:
+    """Whether turns wait in the spool (one ``listdir``: the fast path stays light)."""
+    try:
+        names = os.listdir(spool_dir(config))
+    except OSError:
+        return False
+    return any(n.endswith(".jsonl") and not n.startswith(".") for n in names)
+
+
+def spawn_drain(config: HookConfig) -> None:
+    """Start ``python -m fixmem.hooks.publisher --drain`` detached, not waited for."""
+    detached([sys.executable, "-m", "fixmem.hooks.publisher", "--drain"])
 
 
 def lookup(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -30,7 +31,7 @@ def _scope_options(func: click.decorators.FC) -> click.decorators.FC:
         "scope",
         flag_value="project",
         default=True,
-        help="<project>/.claude/settings.json (the default).",
+        help="<project>/.claude/settings.local.json, per machine (the default).",
     )(func)
     func = click.option(
         "--project-dir",
@@ -42,21 +43,43 @@ def _scope_options(func: click.decorators.FC) -> click.decorators.FC:
     return func
 
 
-def _run(harness: str, scope: str, project_dir: Path | None, dry_run: bool, *, install: bool) -> None:
+def _changes(
+    scope: str, project_dir: Path, *, install: bool, shared: bool, dry_run: bool
+) -> list[tuple[Path, dict[str, Any], dict[str, Any], bool]]:
+    """(file, before, after, ours installed there) of every settings file of ``scope``: ours merged into
+    the target file, removed from the other. Raises InstallError."""
     from fixmem.hooks import install as setup  # noqa: PLC0415
 
-    path = setup.settings_path(scope, project_dir or Path.cwd(), Path(os.path.expanduser("~")))
-    try:
+    home = Path(os.path.expanduser("~"))
+    target = setup.settings_path(scope, project_dir, home, shared=shared) if install else None
+    command = setup.SHARED_COMMAND
+    if install and not shared:
+        token_file = setup.token_file_for(os.environ, write=not dry_run)
+        command = setup.hook_command(setup.pinned(os.environ, token_file))
+    out = []
+    for path in setup.settings_paths(scope, project_dir, home):
         before = setup.load(path)
-        after = setup.merged(before, setup.hook_command()) if install else setup.removed(before)
-        change = setup.diff(path, before, after) if after != before else ""
-        if not change:
-            click.echo(f"{path}: nothing to change")
-            return
-        click.echo(change, nl=False)
-        if not dry_run:
-            setup.apply(path, after)
-            click.echo(f"{'installed in' if install else 'removed from'} {path}")
+        into = path == target
+        out.append((path, before, setup.merged(before, command) if into else setup.removed(before), into))
+    return out
+
+
+def _run(scope: str, project_dir: Path | None, dry_run: bool, *, install: bool, shared: bool = False) -> None:
+    from fixmem.hooks import install as setup  # noqa: PLC0415
+
+    if shared and scope == "user":
+        raise CliError("--shared names the project's .claude/settings.json: not with --user", ExitCode.USAGE)
+    try:
+        changes = _changes(scope, project_dir or Path.cwd(), install=install, shared=shared, dry_run=dry_run)
+        for path, before, after, into in changes:
+            if after == before:
+                if into or path.exists():
+                    click.echo(f"{path}: nothing to change")
+                continue
+            click.echo(setup.diff(path, before, after), nl=False)
+            if not dry_run:
+                setup.apply(path, after)
+                click.echo(f"{'installed in' if into else 'removed from'} {path}")
     except setup.InstallError as exc:
         raise CliError(str(exc), ExitCode.CONFIG_ERROR) from exc
 
@@ -64,14 +87,20 @@ def _run(harness: str, scope: str, project_dir: Path | None, dry_run: bool, *, i
 @click.command("install")
 @click.argument("harness", type=click.Choice(HARNESSES))
 @_scope_options
-def install_command(harness: str, scope: str, project_dir: Path | None, dry_run: bool) -> None:
-    """Add fixmem's hooks to Claude Code's settings (idempotent; your other hooks are kept)."""
-    _run(harness, scope, project_dir, dry_run, install=True)
+@click.option(
+    "--shared",
+    is_flag=True,
+    help="Write the project's .claude/settings.json (committed): `fixmem-hook` from PATH, nothing pinned.",
+)
+def install_command(harness: str, scope: str, project_dir: Path | None, dry_run: bool, shared: bool) -> None:
+    """Add fixmem's hooks to Claude Code's settings (idempotent; your other hooks are kept). By default
+    in .claude/settings.local.json, pinned to this owner, data dir, API URL, token file and Redis URL."""
+    _run(scope, project_dir, dry_run, install=True, shared=shared)
 
 
 @click.command("uninstall")
 @click.argument("harness", type=click.Choice(HARNESSES))
 @_scope_options
 def uninstall_command(harness: str, scope: str, project_dir: Path | None, dry_run: bool) -> None:
-    """Remove fixmem's hooks (only ours) from Claude Code's settings."""
-    _run(harness, scope, project_dir, dry_run, install=False)
+    """Remove fixmem's hooks (only ours) from Claude Code's settings. Both project files are cleaned."""
+    _run(scope, project_dir, dry_run, install=False)

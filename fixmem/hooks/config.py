@@ -40,13 +40,26 @@ def default_data_dir(env: Mapping[str, str]) -> str:
     return os.path.join(base, "fixmem")
 
 
+def read_token(path: str | None) -> str | None:
+    """The token in the file ``path`` (its first line, stripped), None when unset, unreadable or empty."""
+    if not path:
+        return None
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8") as handle:
+            token = handle.readline().strip()
+    except OSError:
+        return None
+    return token or None
+
+
 def _truthy(raw: str) -> bool:
     return raw.strip().lower() not in {"0", "false", "no", "off"}
 
 
 class HookConfig:
     """The hook's settings (read-only by convention). ``remote`` when both the API URL and a token are
-    set. ``data_dir`` is a path string (``pathlib`` is not imported on the hook's path)."""
+    set (``FIXMEM_API_TOKEN``, else the file ``FIXMEM_API_TOKEN_FILE``, which ``fixmem install`` pins).
+    ``data_dir`` is a path string (``pathlib`` is not imported on the hook's path)."""
 
     __slots__ = (
         "api_token",
@@ -130,7 +143,7 @@ class HookConfig:
             resolve_owner(None, env),
             project=get("PROJECT"),
             api_url=(get("API_URL") or "").rstrip("/") or None,
-            api_token=get("API_TOKEN"),
+            api_token=get("API_TOKEN") or read_token(get("API_TOKEN_FILE")),
             redis_url=get("REDIS_URL"),
             stream=get("STREAM") or DEFAULT_STREAM,
             prompt_budget_tokens=int(number("FIX_MEMORY_PROMPT_BUDGET_TOKENS", DEFAULT_PROMPT_BUDGET_TOKENS)),

@@ -97,8 +97,9 @@ class Harness:
 
     def after_turn(self, turn: TurnEvent | Mapping[str, Any]) -> str | None:
         """Publish the finished turn (a ``TurnEvent``, or a mapping of its fields: ``user_message``,
-        ``tool_events``, … — owner, project, workspace, time and id are filled in); its event id, or None
-        when it could not be published (logged and counted)."""
+        ``tool_events``, … — owner, project, workspace, time and id are filled in); its event id (also when
+        Redis is down: then it waits in ``<data_dir>/hooks/spool/`` for the next publish), or None when it
+        could not be published nor kept (logged and counted)."""
         from fixmem.hooks.publisher import publish_events  # noqa: PLC0415 - the store or Redis, only here
 
         try:

@@ -1,5 +1,11 @@
-"""``fixmem install claude-code``: merge our hook entries into ``.claude/settings.json``; ``uninstall``.
+"""``fixmem install claude-code``: merge our hook entries into Claude Code's settings; ``uninstall``.
 
+Where: ``<project>/.claude/settings.local.json`` by default (Claude Code's per-machine file, not
+committed), with the environment of the install pinned in the command (``pinned``: owner, data dir, API
+URL, where the token is, Redis URL), so that a Claude Code started from another terminal runs the hook as
+the installing user; ``--shared``: ``<project>/.claude/settings.json`` (the file teams commit), the hook
+found on PATH as ``fixmem-hook`` and nothing pinned; ``--user``: ``~/.claude/settings.json``, pinned.
+Installing in one project file removes ours from the other (no hook runs twice); uninstalling cleans both.
 Pure core: ``merged(settings, command)`` and ``removed(settings)`` take the parsed settings and return
 new ones; ``apply`` does the file I/O (temp file + ``os.replace``) and ``diff`` shows what would change.
 Ours are the hook commands that run ``fixmem-hook claude-code`` / ``fixmem.hooks claude-code`` /
@@ -20,15 +26,22 @@ from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
-# event -> matcher (None: the event takes no matcher)
+from fixmem.hooks.config import HookConfig
+
+# event -> matcher (None: the event takes no matcher). A matcher names only the tools the hook answers
+# for (``fixmem.hooks.claude_code.plan``; a test checks both agree): every other tool call starts no
+# process. A failed ``Bash`` comes as ``PostToolUseFailure``; a ``PostToolUse`` of ``Bash`` (every shell
+# command, ~31 ms a process) is not listened to.
 EVENTS: dict[str, str | None] = {
     "SessionStart": None,  # starts the local recall daemon, so that the first prompt finds it warm
     "UserPromptSubmit": None,
-    "PostToolUse": "Read|Edit|Write|MultiEdit|Bash",
+    "PostToolUse": "Read|Edit|Write",
     "PostToolUseFailure": "Bash",
     "Stop": None,
     "SubagentStop": None,
 }
+SHARED_COMMAND = "fixmem-hook claude-code"  # --shared: found on PATH, no absolute path in the team's file
+TOKEN_FILE_NAME = "api-token"  # noqa: S105 - a file name. under <data_dir>/hooks/, 0600: where a pinned hook finds its API token
 TIMEOUT_SECONDS = 10  # Claude Code's per-hook timeout; the hook answers in well under a second
 MARKERS = (
     "fixmem-hook claude-code",
@@ -42,11 +55,52 @@ class InstallError(Exception):
     """Raised when the settings file cannot be read as a JSON object or written."""
 
 
-def hook_command() -> str:
+def hook_command(pinned: Mapping[str, str] | None = None) -> str:
     """The command to install: this interpreter with ``-S`` on the file ``fixmem/hooks/__main__.py`` of
-    this installation (no ``site``: ~15 ms less a call, see ``fixmem.hooks.__main__``)."""
+    this installation (no ``site``: ~15 ms less a call, see ``fixmem.hooks.__main__``), after the shell
+    assignments of ``pinned`` (Claude Code runs a hook command through a shell)."""
     main_file = Path(__file__).resolve().with_name("__main__.py")
-    return f"{shlex.quote(sys.executable)} -S {shlex.quote(str(main_file))} claude-code"
+    assignments = "".join(f"{name}={shlex.quote(value)} " for name, value in sorted((pinned or {}).items()))
+    return f"{assignments}{shlex.quote(sys.executable)} -S {shlex.quote(str(main_file))} claude-code"
+
+
+def pinned(env: Mapping[str, str], token_file: str | None) -> dict[str, str]:
+    """The ``FIXMEM_*`` variables a hook installed now must run with (absolute paths): the owner and data
+    dir as ``env`` resolves them, the API URL and Redis URL when set, and ``token_file`` (where the API
+    token is) when given. Never the token itself. Pure."""
+    config = HookConfig.from_env(env)
+    out = {"FIXMEM_OWNER": config.owner, "FIXMEM_DATA_DIR": os.path.abspath(config.data_dir)}
+    if config.api_url:
+        out["FIXMEM_API_URL"] = config.api_url
+        if token_file:
+            out["FIXMEM_API_TOKEN_FILE"] = os.path.abspath(token_file)
+    if config.redis_url:
+        out["FIXMEM_REDIS_URL"] = config.redis_url
+    return out
+
+
+def token_file_for(env: Mapping[str, str], *, write: bool) -> str | None:
+    """Where a pinned hook finds the API token: ``FIXMEM_API_TOKEN_FILE`` when set, else (with
+    ``FIXMEM_API_URL`` and ``FIXMEM_API_TOKEN`` set) ``<data_dir>/hooks/api-token``, written 0600 when
+    ``write``; None without a token. Raises InstallError."""
+    config = HookConfig.from_env(env)
+    named = (env.get("FIXMEM_API_TOKEN_FILE") or "").strip()
+    if named:
+        return os.path.abspath(os.path.expanduser(named))
+    token = (env.get("FIXMEM_API_TOKEN") or "").strip()
+    if not (config.api_url and token):
+        return None
+    path = os.path.join(os.path.abspath(config.hooks_dir), TOKEN_FILE_NAME)
+    if write:
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(token + "\n")
+            os.replace(path + ".tmp", path)
+        except OSError as exc:
+            raise InstallError(f"cannot write the API token to {path}: {exc}") from exc
+    return path
 
 
 def is_ours(hook: Any) -> bool:
@@ -102,9 +156,19 @@ def merged(settings: Mapping[str, Any], command: str) -> dict[str, Any]:
     return out
 
 
-def settings_path(scope: str, project_dir: Path, home: Path) -> Path:
-    """``<project>/.claude/settings.json`` (``project``) or ``~/.claude/settings.json`` (``user``)."""
-    return (home if scope == "user" else project_dir) / ".claude" / "settings.json"
+def settings_path(scope: str, project_dir: Path, home: Path, *, shared: bool = False) -> Path:
+    """``<project>/.claude/settings.local.json`` (``project``; ``settings.json`` when ``shared``) or
+    ``~/.claude/settings.json`` (``user``)."""
+    if scope == "user":
+        return home / ".claude" / "settings.json"
+    return project_dir / ".claude" / ("settings.json" if shared else "settings.local.json")
+
+
+def settings_paths(scope: str, project_dir: Path, home: Path) -> list[Path]:
+    """Every file of ``scope`` that may hold ours: the project's two, or the user's one."""
+    if scope == "user":
+        return [settings_path(scope, project_dir, home)]
+    return [settings_path(scope, project_dir, home, shared=s) for s in (False, True)]
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -7,7 +7,10 @@
 already, and publishes the rest. Idempotent twice over: the session remembers what it published, and
 the pipeline writes an event id once. Without Redis the turns are extracted and appended here, as the
 workers would (``FixMemory``'s in-process path). Failures are logged and counted, never raised to the
-agent (``python -m`` exits 0).
+agent (``python -m`` exits 0). When Redis does not answer, the turns are kept in the spool
+``<data_dir>/hooks/spool/`` (``ingest.spool``; counted as ``spooled``) and count as published: the next
+publisher sends them first, and ``--drain`` (started by the ``SessionStart`` and ``UserPromptSubmit`` hooks
+when the spool holds turns) sends them alone.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from fixmem.hooks.claude_code import NO_SESSION, project_of, sessions_dir
+from fixmem.hooks.claude_code import NO_SESSION, project_of, sessions_dir, spool_dir
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.session import SessionStore, note_failure
 from ingest.schema import TurnEvent
@@ -27,22 +30,27 @@ class PublishFailed(Exception):
 
 
 def publish_events(config: HookConfig, events: Sequence[TurnEvent]) -> list[str]:
-    """Publish ``events``: XADD to the stream with Redis, else extract and append locally; their ids.
-
-    Raises PublishFailed.
-    """
-    if not events:
-        return []
+    """Publish ``events``: XADD to the stream with Redis (spooled turns first; the events spooled when
+    Redis does not answer), else extract and append locally; their ids. Raises PublishFailed."""
     if config.redis_url:
         from ingest.errors import IngestError  # noqa: PLC0415
         from ingest.publish import connect, publish_many  # noqa: PLC0415
+        from ingest.spool import Spool  # noqa: PLC0415
 
+        spool = Spool(spool_dir(config))
+        if not events and not spool.pending():
+            return []
         try:
             client = connect(config.redis_url, timeout=config.timeout_seconds * 10)
-            publish_many(client, list(events), stream=config.stream)
+            ids = publish_many(client, list(events), stream=config.stream, spool=spool)
         except (IngestError, ValueError, OSError) as exc:
             raise PublishFailed(str(exc)) from exc
+        kept = ids.count("")
+        if kept:
+            note_failure(config.hooks_dir, "spooled", f"{kept} turns kept in {spool.directory}: Redis down")
         return [e.event_id for e in events]
+    if not events:
+        return []
     from fixmem import service  # noqa: PLC0415
     from fixmem.hooks.stores import local_store  # noqa: PLC0415
     from store.errors import StoreError  # noqa: PLC0415
@@ -86,14 +94,18 @@ def publish_transcript(
 def main(argv: list[str] | None = None) -> int:
     """The detached publisher's entry point; always 0 (failures go to the hook log)."""
     parser = argparse.ArgumentParser(prog="python -m fixmem.hooks.publisher")
-    parser.add_argument("--transcript", required=True)
+    parser.add_argument("--transcript", default="")
+    parser.add_argument("--drain", action="store_true", help="only send the spooled turns")
     parser.add_argument("--session", default="")
     parser.add_argument("--cwd", default="")
     parser.add_argument("--final", action="store_true")
     args = parser.parse_args(argv)
     config = HookConfig.from_env()
     try:
-        publish_transcript(config, Path(args.transcript), args.session, args.cwd, final=args.final)
+        if args.drain or not args.transcript:
+            publish_events(config, [])
+        else:
+            publish_transcript(config, Path(args.transcript), args.session, args.cwd, final=args.final)
     except Exception as exc:
         note_failure(config.hooks_dir, "publish", f"{type(exc).__name__}: {exc}")
     return 0

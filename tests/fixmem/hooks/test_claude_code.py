@@ -62,7 +62,7 @@ def payload(event: str, **fields: Any) -> dict[str, Any]:
                 tool_name="Bash",
                 tool_response={"stdout": "", "stderr": "E bad", "exit_code": 1},
             ),
-            Lookup("PostToolUse", Query("E bad", error="E bad")),
+            None,  # a failed command comes as PostToolUseFailure (the hook does not listen to Bash here)
         ),
         (payload("Stop", stop_hook_active=False), Publish("/t/s-1.jsonl", final=True)),
         (payload("SubagentStop"), Publish("/t/s-1.jsonl", final=False)),

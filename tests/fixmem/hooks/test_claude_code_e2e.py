@@ -187,5 +187,28 @@ def test_fixmem_and_redis_down_are_invisible_to_the_agent(
         )  # fmt: skip
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     hooks_dir = data_dir / "hooks"
-    wait_for(lambda: read_counters(hooks_dir).get("publish") == 1, "the detached publisher's failure count")
-    assert read_counters(hooks_dir) == {"unavailable": 3, "malformed": 3, "publish": 1}
+    wait_for(lambda: read_counters(hooks_dir).get("spooled") == 1, "the detached publisher's spool count")
+    assert read_counters(hooks_dir) == {"unavailable": 3, "malformed": 3, "spooled": 1}
+
+
+def test_a_stop_with_redis_down_is_delivered_by_the_next_hook_call(
+    workspace: Path, data_dir: Path, redis_url: str, redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """The session's last turn, published while Redis does not answer, is spooled on disk; the next prompt
+    hook (Redis answering) sends it. Before the spool the turn was lost (only a failure was counted)."""
+    one = task_one(workspace, tmp_path / "transcripts")
+    one.write()
+    down = environment(data_dir, FIXMEM_REDIS_URL=f"redis://127.0.0.1:{_closed_port()}/0")
+    assert hook(hook_payload("Stop", one, stop_hook_active=False), down).returncode == 0
+    spool = data_dir / "hooks" / "spool"
+    wait_for(lambda: read_counters(data_dir / "hooks").get("spooled") == 1, "the turn spooled")
+    assert [p.suffix for p in spool.iterdir()] == [".jsonl"] and redis_client.xlen(keys.DEFAULT_STREAM) == 0
+    up = environment(data_dir, FIXMEM_REDIS_URL=redis_url, FIXMEM_HOOK_DAEMON_IDLE_SECONDS="0")
+    done = hook(hook_payload("UserPromptSubmit", one, prompt="an unrelated question"), up)
+    assert done.returncode == 0
+    wait_for(lambda: redis_client.xlen(keys.DEFAULT_STREAM) == 1, "the spooled turn on the stream")
+    wait_for(lambda: not any(spool.iterdir()), "the spool emptied")
+    (entry,) = redis_client.xrange(keys.DEFAULT_STREAM)
+    assert b"ZeroDivisionError" in entry[1][keys.EVENT_FIELD]
+    again = hook(hook_payload("Stop", one, stop_hook_active=False), up)  # the session counts it published
+    assert again.returncode == 0 and redis_client.xlen(keys.DEFAULT_STREAM) == 1

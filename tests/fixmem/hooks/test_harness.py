@@ -58,8 +58,9 @@ def test_fixmem_down_answers_nothing_and_counts(data_dir: Path, tmp_path: Path) 
     assert harness.before_task("anything at all") == ""
     assert harness.on_error("E boom") == ""
     turn = {"user_message": "fix it", "tool_events": [{"tool": "bash", "input": {"command": "ls"}}]}
-    assert harness.after_turn(turn) is None
-    assert read_counters(data_dir / "hooks") == {"unavailable": 2, "publish": 1}
+    assert harness.after_turn(turn) is not None  # kept in the spool, sent by the next publish
+    assert read_counters(data_dir / "hooks") == {"unavailable": 2, "spooled": 1}
+    assert [p.suffix for p in (data_dir / "hooks" / "spool").iterdir()] == [".jsonl"]
 
 
 def test_after_turn_records_locally_without_redis(data_dir: Path, tmp_path: Path) -> None:
