@@ -41,7 +41,7 @@ from rq.serializers import JSONSerializer
 from bench.generator import TurnGenerator
 from bench.hotpath_ab import turn4k
 from fixmem import wiring
-from fixmem.redis_server import EmbeddedRedis
+from fixmem.runtime.redis_server import EmbeddedRedis
 from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import parse_event

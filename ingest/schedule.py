@@ -172,9 +172,7 @@ class BurstWait:
         self.since = None
         self.lowest = {}
 
-    def check(
-        self, paused: Mapping[R, int], now: float, limit: float, threshold: int
-    ) -> str | None:
+    def check(self, paused: Mapping[R, int], now: float, limit: float, threshold: int) -> str | None:
         """Note the paused queues' lengths; the reason to stop once none got shorter in ``limit`` s."""
         moved = any(jobs < self.lowest.get(r.queue, jobs + 1) for r, jobs in paused.items())
         if self.since is None or moved:
