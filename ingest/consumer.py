@@ -28,15 +28,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
 
 import orjson
 import redis
 from rq import Queue, Retry
 from rq.serializers import JSONSerializer
 
-from ingest import dead_letters, keys, workspaces
+from ingest import dead_letters, keys, schedule, workspaces
 from ingest.backoff import Backoff
 from ingest.batching import (
     JobPlan,
@@ -47,85 +45,19 @@ from ingest.batching import (
     plan_jobs,
     runs,
 )
-from ingest.connection import REDIS_DOWN, describe, entry_rows, reply_text, stream_replies, write_refusal
+from ingest.connection import REDIS_DOWN, describe, stream_replies, write_refusal
+from ingest.consumer_config import PROCESS_BATCH, ConsumerConfig, ConsumerStats, Route, retry_intervals
 from ingest.errors import DeadLetterReason
+from ingest.pending import claim_page
 from ingest.status import has_undelivered
 from ingest.trim import trim_stream
 
+__all__ = ["PROCESS_BATCH", "Consumer", "ConsumerConfig", "ConsumerStats", "Route", "retry_intervals"]
+
 log = logging.getLogger("fixmem.ingest.consumer")
 
-# The job function, by import path (ingest imports no workers); named for stream-id batches.
-PROCESS_BATCH = "workers.jobs.process_stream_batch"
-PRESSURED_POLL_SECONDS = 0.05  # how often a paused consumer checks the queues again (one LLEN pipeline)
-LONG_PAUSE_SECONDS = 5.0  # a backpressure pause this long is logged at INFO when it ends (shorter: DEBUG)
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """One stream and the RQ queue its jobs go to; ``tag`` goes into job ids (``live``, ``backfill``).
-
-    ``by_project`` False (both routes fixmem wires): jobs span projects (``batching.plan_jobs``), so under a
-    steady flow a cycle's few events per project make one job, not one per project; True: a job per
-    project. ``job_max_events`` overrides the consumer's for this route (backfill jobs stay short, so a
-    live job never waits long for a worker).
-    """
-
-    stream: str
-    queue: str
-    tag: str
-    by_project: bool = True
-    job_max_events: int | None = None
-
-
-def retry_intervals(retries: int) -> list[int]:
-    """Backoff between job retries in seconds: 1, 4, 16, 64, 256, then 600."""
-    return [min(600, 4**n) for n in range(retries)]
-
-
-@dataclass(frozen=True)
-class ConsumerConfig:
-    """Everything the consumer needs; built from fixmem's settings (which hold the defaults and say what each
-    field means) by the composition root, ``fixmem.wiring.consumer_config``."""
-
-    routes: tuple[Route, ...]  # read in this order: live first
-    group: str
-    consumer: str
-    dead_stream: str
-    dead_stream_max_len: int
-    max_event_bytes: int
-    read_count: int
-    read_block_ms: int
-    batch_max_events: int
-    job_max_events: int
-    job_pack_events: int
-    job_max_bytes: int
-    claim_idle_seconds: float
-    claim_interval_seconds: float
-    max_deliveries: int
-    stream_max_len: int
-    trim_interval_seconds: float
-    backpressure_jobs: int
-    job_timeout_seconds: int
-    job_retries: int
-    burst_max_wait_seconds: float  # burst: give up when a paused queue does not move this long
-    job_function: str = PROCESS_BATCH
-
-
-@dataclass
-class ConsumerStats:
-    """What this consumer did since it started (the fleet-wide counters live in Redis)."""
-
-    handled: int = 0  # entries acknowledged: enqueued + dead-lettered + deleted
-    enqueued: int = 0
-    jobs: int = 0
-    dead_letters: int = 0
-    deleted: int = 0  # pending entries that were gone from the stream when reclaimed
-    reclaimed: int = 0
-    trimmed_acked: int = 0
-    trimmed_over_cap: int = 0
-    reconnects: int = 0
-    by_reason: dict[str, int] = field(default_factory=dict)
-    stop_reason: str | None = None  # burst mode only: why it stopped with entries left unread
+PRESSURED_POLL_SECONDS = schedule.POLL_SECONDS
+LONG_PAUSE_SECONDS = schedule.LONG_PAUSE_SECONDS
 
 
 class Consumer:
@@ -152,6 +84,7 @@ class Consumer:
             else None
         )
         self._pressured: dict[str, float] = {}  # paused queue -> when the pause began (monotonic)
+        self._next_claim = self._next_trim = 0.0  # when the chores fall due (monotonic; see ingest.schedule)
         self._lengths: dict[str, int] = {}  # queue -> jobs, as of the last backpressure check
 
     # -- the loop ---------------------------------------------------------------------------------
@@ -164,81 +97,102 @@ class Consumer:
         stop: threading.Event | None = None,
     ) -> ConsumerStats:
         """Consume until ``stop`` is set; ``burst``: until nothing is left to read (see the module
-        docstring); ``max_events``: that many.
+        docstring); ``max_events``: that many. The loop does what ``ingest.schedule`` decides.
 
         Redis outages do not end the loop: it waits with backoff (logged) and resumes.
         """
         stop = stop or threading.Event()
         backoff = Backoff()
         ready = False
-        next_claim = next_trim = 0.0
-        waiting = _BurstWait()
+        waiting = schedule.BurstWait()
+        self._next_claim = self._next_trim = 0.0
         while not stop.is_set():
             try:
                 if not ready:
-                    self.setup()
-                    self.reclaim(own=True)
+                    self._start(backoff)
                     ready = True
-                    if backoff.failures:
-                        log.info("redis is back at %s: consuming again", describe(self.client))
-                        backoff.reset()
-                now = time.monotonic()
-                if now >= next_claim:
-                    self.reclaim()
-                    next_claim = now + self.config.claim_interval_seconds
-                if now >= next_trim:
-                    self.trim()
-                    next_trim = now + self.config.trim_interval_seconds
+                self._chores(time.monotonic())
                 limit = None if max_events is None else max_events - self.stats.handled
                 got = self.cycle(limit=limit, block=not burst)
-                if got and backoff.failures:
-                    backoff.reset()
-                if max_events is not None and self.stats.handled >= max_events:
-                    break
-                if burst and got == 0:
-                    paused = self._paused_with_unread()
-                    if not paused:
-                        break
-                    reason = waiting.check(
-                        paused,
-                        time.monotonic(),
-                        self.config.burst_max_wait_seconds,
-                        self.config.backpressure_jobs,
-                    )
-                    if reason is not None:
-                        self.stats.stop_reason = reason
-                        log.warning("burst stopped: %s", reason)
-                        break
-                    if len(paused) < len(self.config.routes):  # the open streams' reads did not wait
-                        stop.wait(PRESSURED_POLL_SECONDS)
-                elif got:
-                    waiting.reset()
-            except REDIS_DOWN as exc:
-                ready = False
-                self.stats.reconnects += 1
-                delay = backoff.next()
-                log.warning(
-                    "redis unreachable at %s (%s): retrying in %.1fs", describe(self.client), exc, delay
+                after = schedule.after_cycle(
+                    got=got, handled=self.stats.handled, max_events=max_events, burst=burst
                 )
-                stop.wait(delay)
-            except redis.exceptions.ResponseError as exc:
-                refusal = write_refusal(exc)
-                if refusal is not None:  # out of memory, or a full disk under its AOF: wait it out
-                    ready = False  # then take back at once what this consumer read but did not ack
-                    delay = backoff.next()
-                    log.warning(
-                        "redis at %s refuses writes: %s; nothing acked, retrying in %.1fs",
-                        describe(self.client), refusal, delay,
-                    )  # fmt: skip
-                    stop.wait(delay)
-                    continue
+                if after.progress:
+                    waiting.reset()
+                    if backoff.failures:
+                        backoff.reset()
+                if after.done or (after.check_burst and self._burst_done(waiting, stop)):
+                    break
+            except (*REDIS_DOWN, redis.exceptions.ResponseError) as exc:
+                self._outage(exc, backoff, stop)
+                ready = False
+        return self.stats
+
+    def _start(self, backoff: Backoff) -> None:
+        """Set up the groups and take back this consumer's own pending entries (after an outage too)."""
+        self.setup()
+        self.reclaim(own=True)
+        if backoff.failures:
+            log.info("redis is back at %s: consuming again", describe(self.client))
+            backoff.reset()
+
+    def _chores(self, now: float) -> None:
+        """Claim idle pending entries and trim the streams when the schedule says they are due."""
+        due = schedule.chores(
+            now,
+            next_claim=self._next_claim,
+            next_trim=self._next_trim,
+            claim_interval=self.config.claim_interval_seconds,
+            trim_interval=self.config.trim_interval_seconds,
+        )
+        if due.claim:
+            self.reclaim()
+            self._next_claim = due.next_claim
+        if due.trim:
+            self.trim()
+            self._next_trim = due.next_trim
+
+    def _burst_done(self, waiting: schedule.BurstWait, stop: threading.Event) -> bool:
+        """A burst read nothing: whether the run is over (``stats.stop_reason`` says why, if entries are
+        left), else wait a poll when the schedule says so."""
+        paused = self._paused_with_unread()
+        step = schedule.burst_step(
+            paused,
+            waiting,
+            now=time.monotonic(),
+            limit=self.config.burst_max_wait_seconds,
+            threshold=self.config.backpressure_jobs,
+            routes=len(self.config.routes),
+        )
+        if step.reason is not None:
+            self.stats.stop_reason = step.reason
+            log.warning("burst stopped: %s", step.reason)
+        if step.wait_seconds is not None:
+            stop.wait(step.wait_seconds)
+        return step.done
+
+    def _outage(self, exc: Exception, backoff: Backoff, stop: threading.Event) -> None:
+        """Wait out an unreachable Redis, one refusing writes, or a lost group (recreated at once);
+        re-raises any other ResponseError."""
+        if not isinstance(exc, REDIS_DOWN) and isinstance(exc, redis.exceptions.ResponseError):
+            refusal = write_refusal(exc)
+            if refusal is None:
                 if "NOGROUP" not in str(exc):
-                    raise
+                    raise exc
                 log.warning(
                     "consumer group %s is gone (redis restarted empty?): recreating it", self.config.group
                 )
-                ready = False
-        return self.stats
+                return
+            delay = backoff.next()  # out of memory, or a full disk under its AOF: wait it out, then take
+            log.warning(  # back at once what this consumer read but did not ack
+                "redis at %s refuses writes: %s; nothing acked, retrying in %.1fs",
+                describe(self.client), refusal, delay,
+            )  # fmt: skip
+        else:
+            self.stats.reconnects += 1
+            delay = backoff.next()
+            log.warning("redis unreachable at %s (%s): retrying in %.1fs", describe(self.client), exc, delay)
+        stop.wait(delay)
 
     def setup(self) -> None:
         """Create the consumer group on every stream (from the start: nothing published is skipped)."""
@@ -251,26 +205,25 @@ class Consumer:
 
     def cycle(self, *, limit: int | None = None, block: bool = True) -> int:
         """Read, validate, enqueue and acknowledge one batch; returns how many entries it handled."""
+        cfg = self.config
         routes = self._routes_with_room()
-        if not routes:  # a short wait: with a low threshold the queue drains in well under a second
-            time.sleep(min(PRESSURED_POLL_SECONDS, self.config.read_block_ms / 1000))
+        wanted = schedule.wanted(limit, cfg.batch_max_events)
+        read = schedule.first_read(
+            wanted=wanted, read_count=cfg.read_count, read_block_ms=cfg.read_block_ms, block=block,
+            open_routes=len(routes), routes=len(cfg.routes),
+        )  # fmt: skip
+        if read is None:
+            time.sleep(schedule.idle_seconds(cfg.read_block_ms))
             return 0
-        wanted = self.config.batch_max_events if limit is None else min(limit, self.config.batch_max_events)
         gathered: dict[Route, list[StreamEntry]] = {}
         places: dict[str, tuple[int, int]] = {}  # stream id -> (read, position): adjacent in the stream
-        count = min(self.config.read_count, wanted)
-        # While a queue is paused, block only as long as a paused consumer polls: a read blocking
-        # read_block_ms on the other (empty) stream held live events back that long every cycle under a
-        # steady flow, once the live queue passed the threshold (docs/performance.md, "A paused queue").
-        block_ms = self.config.read_block_ms
-        if len(routes) < len(self.config.routes):
-            block_ms = min(block_ms, int(PRESSURED_POLL_SECONDS * 1000))
-        full = self._read(routes, count, block_ms if block else None, gathered, places)
-        total = sum(len(v) for v in gathered.values())
-        while full and total < wanted:
-            count = min(self.config.read_count, wanted - total)
-            full = self._read(full, count, None, gathered, places)
+        total = 0
+        while read is not None:
+            routes = self._read(routes, read.count, read.block_ms, gathered, places)
             total = sum(len(v) for v in gathered.values())
+            read = schedule.next_read(
+                wanted=wanted, gathered=total, filled=bool(routes), read_count=cfg.read_count
+            )
         if total:
             self._commit(gathered, {}, places)
         return total
@@ -320,40 +273,38 @@ class Consumer:
         with self.client.pipeline(transaction=False) as pipe:
             for route in self.config.routes:
                 pipe.llen(self._queues[route.queue].key)
-            lengths = pipe.execute()
-        open_routes = []
-        for route, length in zip(self.config.routes, lengths, strict=True):
-            self._lengths[route.queue] = int(length)
-            if int(length) > self.config.backpressure_jobs:
-                if route.queue not in self._pressured:
-                    log.debug(
-                        "backpressure: queue %s holds %d jobs (> %d): pausing reads of %s",
-                        route.queue, length, self.config.backpressure_jobs, route.stream,
-                    )  # fmt: skip
-                    self._pressured[route.queue] = time.monotonic()
-                continue
-            if route.queue in self._pressured:
-                paused = time.monotonic() - self._pressured.pop(route.queue)
-                # Short pauses are the normal rhythm under load (hundreds a minute at half capacity); a
-                # long one means the workers fall behind, and that is worth a line.
-                log.log(
-                    logging.INFO if paused >= LONG_PAUSE_SECONDS else logging.DEBUG,
-                    "backpressure over after %.1f s: queue %s is down to %d jobs",
-                    paused, route.queue, length,
-                )  # fmt: skip
-            open_routes.append(route)
-        return open_routes
+            lengths = [int(n) for n in pipe.execute()]
+        routes = self.config.routes
+        self._lengths.update((r.queue, n) for r, n in zip(routes, lengths, strict=True))
+        checked = schedule.pressure(
+            [(r.queue, n) for r, n in zip(routes, lengths, strict=True)],
+            self._pressured,
+            threshold=self.config.backpressure_jobs,
+            now=time.monotonic(),
+        )
+        self._pressured = dict(checked.paused)
+        for i in checked.began:
+            log.debug(
+                "backpressure: queue %s holds %d jobs (> %d): pausing reads of %s",
+                routes[i].queue, lengths[i], self.config.backpressure_jobs, routes[i].stream,
+            )  # fmt: skip
+        for i, seconds in checked.ended:
+            # Short pauses are the normal rhythm under load (hundreds a minute at half capacity); a
+            # long one means the workers fall behind, and that is worth a line.
+            log.log(
+                logging.INFO if schedule.long_pause(seconds) else logging.DEBUG,
+                "backpressure over after %.1f s: queue %s is down to %d jobs",
+                seconds, routes[i].queue, lengths[i],
+            )  # fmt: skip
+        return [routes[i] for i in checked.open]
 
     def reclaim(self, *, own: bool = False) -> int:
-        """Claim entries pending too long on any consumer (``own``: this consumer's, at once) and handle them.
-
-        Uses XPENDING (which reports delivery counts) then XCLAIM with RETRYCOUNT = count + 1, so a
-        delivery count grows with every attempt and poison entries reach the dead-letter stream.
-        """
+        """Claim entries pending too long on any consumer (``own``: this consumer's, at once) and handle
+        them (``ingest.pending.claim_page``: poison entries reach the dead-letter stream)."""
         claimed_total = 0
         for route in self.config.routes:
             while True:
-                gathered, deliveries = self._claim_page(route, own)
+                gathered, deliveries = claim_page(self.client, self.config, route.stream, own=own)
                 if not gathered:
                     break
                 self._commit({route: gathered}, deliveries)
@@ -365,49 +316,6 @@ class Consumer:
             self.client.hincrby(keys.METRICS_PIPELINE, "reclaimed", claimed_total)
             log.info("reclaimed %d pending entries%s", claimed_total, " of a previous run" if own else "")
         return claimed_total
-
-    def _claim_page(self, route: Route, own: bool) -> tuple[list[StreamEntry], dict[str, int]]:
-        idle_ms = 0 if own else int(self.config.claim_idle_seconds * 1000)
-        try:
-            pending = self.client.xpending_range(
-                route.stream,
-                self.config.group,
-                min="-",
-                max="+",
-                count=self.config.read_count,
-                consumername=self.config.consumer if own else None,
-                idle=None if own else idle_ms,
-            )
-        except redis.exceptions.ResponseError as exc:
-            if "NOGROUP" in str(exc):
-                return [], {}
-            raise
-        if not pending:
-            return [], {}
-        by_count: dict[int, list[Any]] = {}
-        for item in pending:
-            message_id = cast(bytes, item["message_id"])
-            by_count.setdefault(int(item["times_delivered"]) + 1, []).append(reply_text(message_id))
-        with self.client.pipeline(transaction=False) as pipe:
-            for retrycount, ids in by_count.items():
-                pipe.xclaim(
-                    route.stream, self.config.group, self.config.consumer, idle_ms, ids,
-                    retrycount=retrycount, justid=True,
-                )  # fmt: skip
-            claimed = [reply_text(i) for batch in pipe.execute() for i in batch]
-        if not claimed:
-            return [], {}
-        deliveries = {i: n for n, ids in by_count.items() for i in ids}
-        with self.client.pipeline(transaction=False) as pipe:
-            for entry_id in claimed:
-                pipe.xrange(route.stream, min=entry_id, max=entry_id, count=1)
-            found = pipe.execute()
-        entries = []
-        for entry_id, reply in zip(claimed, found, strict=True):
-            rows = entry_rows(reply)
-            entries.append(StreamEntry(entry_id, rows[0][1] if rows else {}))
-        entries.sort(key=lambda e: parse_stream_id(e.stream_id))
-        return entries, {e.stream_id: deliveries[e.stream_id] for e in entries}
 
     # -- committing ---------------------------------------------------------------------------------
 
@@ -525,33 +433,6 @@ class Consumer:
             result = trim_stream(self.client, route.stream, max_len=self.config.stream_max_len)
             self.stats.trimmed_acked += result.acked
             self.stats.trimmed_over_cap += result.over_cap
-
-
-class _BurstWait:
-    """How long a burst run has waited on paused queues without any of them getting shorter."""
-
-    def __init__(self) -> None:
-        self.since: float | None = None
-        self.lowest: dict[str, int] = {}
-
-    def reset(self) -> None:
-        self.since = None
-        self.lowest = {}
-
-    def check(self, paused: Mapping[Route, int], now: float, limit: float, threshold: int) -> str | None:
-        """Note the paused queues' lengths; the reason to stop once none got shorter in ``limit`` s."""
-        moved = any(jobs < self.lowest.get(r.queue, jobs + 1) for r, jobs in paused.items())
-        if self.since is None or moved:
-            self.since = now
-            self.lowest = {r.queue: jobs for r, jobs in paused.items()}
-            return None
-        if now - self.since < limit:
-            return None
-        held = "; ".join(
-            f"queue {r.queue} holds {jobs} jobs (> {threshold}, backpressure), {r.stream} unread"
-            for r, jobs in paused.items()
-        )
-        return f"{held}; no worker took a job for {limit:g}s: start workers (`fixmem worker`) and run again"
 
 
 def _poisoned(entry: StreamEntry, deliveries: int) -> Refused:

@@ -20,10 +20,6 @@ _SCANNER = (
 
 # "path" for a module's length, "path::function" for a function's. Each entry says why.
 ALLOWED: dict[str, str] = {
-    "ingest/consumer.py": _SPLITTING,
-    "ingest/consumer.py::run": _SPLITTING,
-    "workers/jobs.py": _SPLITTING,
-    "workers/jobs.py::run_batch": _SPLITTING,
     "fixmem/cli/backfill.py::backfill_command": _SPLITTING,
     "fixmem/runtime/metrics.py::fleet_families": _SPLITTING,
     "fixmem/cli/verdict.py::verdict_command": _SPLITTING,

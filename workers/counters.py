@@ -1,6 +1,6 @@
 """Fleet-wide counters in Redis: what every batch did, recorded in one pipeline, read back for metrics.
 
-Each job returns a ``BatchReport`` (a value) and ``record`` adds it to Redis hashes (``ingest.keys``
+Each job returns a ``BatchReport`` (a value) and ``commit`` adds it to Redis hashes (``ingest.keys``
 ``METRICS_*``) with ``HINCRBY``/``HINCRBYFLOAT`` in the job's own pipeline, so the counts are the sum over
 every worker process on every host, survive restarts, and need no file per process. ``read_counters``
 returns them for the Prometheus collector and ``fixmem status``. No per-project or per-owner labels.
@@ -159,6 +159,13 @@ def _observe(pipe: Pipeline, key: str, values: Sequence[float], bounds: Sequence
             pipe.hincrby(key, bucket_field(bound), n)
     pipe.hincrby(key, "count", len(values))
     pipe.hincrbyfloat(key, "sum", float(sum(values)))
+
+
+def commit(pipe: Pipeline, report: BatchReport, *, label_cap: int) -> None:
+    """Queue every fleet counter of a batch's ``report`` on ``pipe``, its commit (``run_batch``): the one
+    step through which a batch's counters reach Redis (``record``, then ``record_agents``)."""
+    record(pipe, report)
+    record_agents(pipe, report.agents, label_cap=label_cap)
 
 
 def record(pipe: Pipeline, report: BatchReport) -> None:

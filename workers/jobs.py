@@ -15,8 +15,8 @@ The job:
    refresh happen inside, under the project's lock);
 5. claims the count of every id it wrote (``written_ids``) in ``fixmem:count:owner`` (HSETNX);
 6. in ONE MULTI/EXEC, only if the batch hash still exists (WATCH): the fleet counters of its
-   ``BatchReport``, the dead letters, the release of its in-flight ids, the deletion of the batch
-   hash (which marks the batch done) and of its hold (its events may then be trimmed).
+   ``BatchReport`` (``counters.commit``, one step), the dead letters, the release of its in-flight ids,
+   the deletion of the batch hash (the batch is done) and of its hold (``workers.batch_state``).
 
 Counting is exact: for every project, ``recorded`` by outcome = the lines the logs gained. Three things
 make a line look like a duplicate to the store, and each is told apart:
@@ -44,35 +44,34 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import orjson
 import redis
-from redis.client import Pipeline
 
 from ingest import dead_letters, keys
 from ingest.batching import parse_stream_id, stream_id_seconds
-from ingest.connection import entry_rows, reply_text
+from ingest.connection import reply_text
 from ingest.errors import DeadLetterReason, InvalidEvent
 from ingest.schema import HarnessMeta, TurnEvent, VerdictEvent, parse_any
 from store import AppendResult, FixEntry, FixStore, InvalidEntry, entry_id
 from store.paths import canonical_key
 from store.verdicts import Verdict, agent_outcome
-from workers import verdicts
-from workers.counters import BatchReport, agent_label, record, record_agents
+from workers import counters, verdicts
+from workers.batch_state import claim, present_before, read_events, release
+from workers.counters import BatchReport, agent_label
 from workers.errors import NotConfigured
 from workers.extraction import Limits, extract
 from workers.locks import ProjectLocks
 
 log = logging.getLogger("fixmem.workers.jobs")
+_COMMIT_TRIES = 5  # a commit whose batch hash keeps changing (WATCH) is tried this often, then retried
 
 
 @dataclass(frozen=True)
 class WorkerContext:
-    """What jobs in this process use; installed once per worker process with ``install``.
-
-    Built from fixmem's settings (named alike; they hold the defaults) by ``fixmem.wiring.worker_context``.
-    """
+    """What jobs in this process use; installed once per worker process with ``install``. Built from fixmem's
+    settings (named alike; they hold the defaults) by ``fixmem.wiring.worker_context``."""
 
     client: redis.Redis
     store: FixStore
@@ -294,7 +293,7 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
     saved = raw.pop(keys.BATCH_PRESENT_FIELD, None)
     registered = raw.pop(keys.BATCH_IDS_FIELD, None) is not None
     cuts = raw.pop(keys.BATCH_RUNS_FIELD, None)
-    items, missing = _events(ctx.client, key, origin, raw, orjson.loads(cuts) if cuts else None)
+    items, missing = read_events(ctx.client, key, origin, raw, orjson.loads(cuts) if cuts else None)
     decisions = decide(
         items, enabled=ctx.fix_memory_enabled, limits=ctx.limits, max_bytes=ctx.max_event_bytes
     )
@@ -303,87 +302,65 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
             [*decisions, *(missing_decision(i, origin) for i in missing)],
             key=lambda d: parse_stream_id(d.stream_id),
         )
-    present = _present_before(ctx, key, decisions, saved, registered=registered)
+    wanted = [(d.owner, d.project_key, d.entry.id) for d in decisions if d.entry is not None]
+    present = present_before(ctx.client, ctx.store, key, wanted, saved, registered=registered)
     if present is None:
         return _finished_meanwhile(batch_id, started)
     decisions, results = _append(ctx, decisions)
-    settled = _settle(ctx, decisions)
+    report = _commit(ctx, _Done(batch_id, origin, started, decisions, results, present))
+    return _finished_meanwhile(batch_id, started) if report is None else report
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """What a batch did before its commit: its decisions, the store's answers, the ids the logs held."""
+
+    batch_id: str
+    origin: str
+    started: float  # perf_counter
+    decisions: list[Decision]
+    results: list[AppendResult]
+    present: frozenset[str]
+
+
+def _commit(ctx: WorkerContext, done: _Done) -> BatchReport | None:
+    """In ONE MULTI/EXEC while the batch hash is unchanged (WATCH): the counters of its report
+    (``counters.commit``), its verdicts, its dead letters and its release; None when another run finished
+    the batch first. Raises WatchError when the hash keeps changing (the job is retried)."""
+    key, results, present = keys.batch(done.batch_id), done.results, done.present
+    settled = _settle(ctx, done.decisions)
     rotated = sorted({e.id for r in results for e in r.dropped})
     earlier = written_ids(results, present).difference(e.id for r in results for e in r.added)
-    on_disk = _lines(ctx, decisions, earlier) if earlier else {}
+    on_disk = _lines(ctx, done.decisions, earlier) if earlier else {}
     for _ in range(_COMMIT_TRIES):
         with ctx.client.pipeline(transaction=True) as pipe:
             pipe.watch(key)  # type: ignore[no-untyped-call]  # a run that commits first deletes it
-            owners = _claim(pipe, key, batch_id, written_ids(results, present))
+            owners = claim(pipe, key, done.batch_id, written_ids(results, present))
             if owners is None:
-                return _finished_meanwhile(batch_id, started)
+                return None
             written_at = ctx.clock()
-            elsewhere = {i for i, owner in owners.items() if owner != batch_id}
+            elsewhere = {i for i, owner in owners.items() if owner != done.batch_id}
             report = tally(
-                decisions, results, written_at=written_at, duration_seconds=time.perf_counter() - started,
-                present=present, on_disk=on_disk, counted_elsewhere=elsewhere, settled=settled,
+                done.decisions, results, written_at=written_at,
+                duration_seconds=time.perf_counter() - done.started, present=present, on_disk=on_disk,
+                counted_elsewhere=elsewhere, settled=settled,
             )  # fmt: skip
             pipe.multi()
-            record(pipe, report)
-            record_agents(pipe, report.agents, label_cap=ctx.metrics_label_cap)
+            counters.commit(pipe, report, label_cap=ctx.metrics_label_cap)
             verdicts.record(
                 pipe, settled, rotated=rotated, now=written_at, hold_seconds=ctx.verdict_hold_seconds
             )
-            for d in decisions:
+            for d in done.decisions:
                 if d.dead is not None:
-                    letter = _letter(ctx, d, origin, written_at)
+                    letter = _letter(ctx, d, done.origin, written_at)
                     dead_letters.add(pipe, ctx.dead_stream, letter, max_len=ctx.dead_stream_max_len)
-            pipe.eval(_RELEASE, 3, key, keys.COUNT_INFLIGHT, keys.COUNT_OWNER, keys.BATCH_IDS_FIELD)
-            pipe.delete(key)
-            if origin:
-                pipe.zrem(keys.held(origin), batch_id)  # its events may be trimmed now (ingest.trim)
+            release(pipe, key, done.batch_id, done.origin)
             try:
                 pipe.execute()
             except redis.WatchError:
                 continue  # the hash changed: gone (the claim says so next time) or touched, then retry
             return report
-    raise redis.WatchError(f"batch {batch_id} kept changing during its commit; the job is retried")
-
-
-_COMMIT_TRIES = 5
-
-
-def _events(
-    client: redis.Redis,
-    key: str,
-    origin: str,
-    fields: Mapping[bytes, bytes],
-    cuts: Sequence[Sequence[Any]] | None,
-) -> tuple[list[tuple[str, bytes]], list[str]]:
-    """The batch's ``(stream id, raw event)`` in stream order, and the ids gone from ``origin``.
-
-    A field with an empty value names an event that waits in the stream: one pipelined ``XRANGE`` per run
-    of ids adjacent in the stream (``cuts``: ``[first, last, count]``, written by the consumer), else per
-    id. An id the stream no longer has is looked up in the batch hash again (``ingest.trim`` copies a
-    failed job's events there before trimming them), then reported missing.
-    """
-    items: dict[str, bytes | None] = {reply_text(k): v for k, v in fields.items()}
-    wanted = [i for i, v in items.items() if not v]
-    missing: list[str] = []
-    if wanted:
-        if cuts is None or len(wanted) < len(items):  # some copied out (or an older batch): by id
-            cuts = [(i, i, 1) for i in wanted]
-        with client.pipeline(transaction=False) as pipe:
-            for first, last, count in cuts:
-                pipe.xrange(origin, min=first, max=last, count=count)
-            replies = pipe.execute()
-        for reply in replies:
-            for stream_id, row in entry_rows(reply):
-                body = row.get(keys.EVENT_FIELD)
-                if body and stream_id in items:
-                    items[stream_id] = body
-        missing = [i for i in wanted if not items[i]]
-        if missing:
-            copied = cast(list[bytes | None], client.hmget(key, missing))
-            items.update((i, v) for i, v in zip(missing, copied, strict=True) if v)
-            missing = [i for i, v in zip(missing, copied, strict=True) if not v]
-    found = sorted(((i, v) for i, v in items.items() if v), key=lambda kv: parse_stream_id(kv[0]))
-    return found, missing
+    raise redis.WatchError(f"batch {done.batch_id} kept changing during its commit; the job is retried")
 
 
 def missing_decision(stream_id: str, origin: str) -> Decision:
@@ -404,99 +381,10 @@ def _finished_meanwhile(batch_id: str, started: float) -> BatchReport:
     return BatchReport(duration_seconds=time.perf_counter() - started)
 
 
-# KEYS: batch hash, in-flight counts; ARGV: the ids field, the batch's entry ids (JSON list).
-# Once per batch (the ids field is the mark), only while the batch exists.
-_REGISTER = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
-  for _, id in ipairs(cjson.decode(ARGV[2])) do redis.call('HINCRBY', KEYS[2], id, 1) end
-end
-return 1
-"""
-
-_SAVE_PRESENT = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
-return redis.call('HGET', KEYS[1], ARGV[1])
-"""
-
-# KEYS: batch hash, owners; ARGV: the batch id, the ids it wrote. Returns [id, owner, ...], false if gone.
-_CLAIM = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local out = {}
-for i = 2, #ARGV do
-  redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[1])
-  out[#out + 1] = ARGV[i]
-  out[#out + 1] = redis.call('HGET', KEYS[2], ARGV[i])
-end
-return out
-"""
-
-# KEYS: batch hash, in-flight counts, owners; ARGV: the ids field. The last batch holding an id drops
-# its in-flight count and its owner.
-_RELEASE = """
-local ids = redis.call('HGET', KEYS[1], ARGV[1])
-if not ids then return 0 end
-for _, id in ipairs(cjson.decode(ids)) do
-  if redis.call('HINCRBY', KEYS[2], id, -1) <= 0 then
-    redis.call('HDEL', KEYS[2], id)
-    redis.call('HDEL', KEYS[3], id)
-  end
-end
-return 1
-"""
-
-
-def _present_before(
-    ctx: WorkerContext, key: str, decisions: Sequence[Decision], saved: bytes | None, *, registered: bool
-) -> frozenset[str] | None:
-    """The batch's entry ids the logs held before its first attempt; None when the batch is gone.
-
-    First the batch registers its ids as in flight (once; before reading the logs, so a batch that
-    counts one of them later keeps its claim until this one is done), then the first attempt reads
-    the logs (no lock) and saves the answer in the batch hash, only while the hash exists; later attempts
-    use the saved answer. Raises StoreError, RedisError.
-    """
-    wanted: dict[tuple[str, str], set[str]] = {}
-    for d in decisions:
-        if d.entry is not None:
-            wanted.setdefault((d.owner, d.project_key), set()).add(d.entry.id)
-    if not wanted:
-        return frozenset()
-    if not registered:
-        ids = orjson.dumps(sorted(set().union(*wanted.values())))
-        if not ctx.client.eval(_REGISTER, 2, key, keys.COUNT_INFLIGHT, keys.BATCH_IDS_FIELD, ids):
-            return None
-    if saved is not None:
-        return frozenset(orjson.loads(saved))
-    present = sorted(
-        entry.id
-        for (owner, project_key), ids in wanted.items()
-        for entry in ctx.store.read(owner, project_key).entries
-        if entry.id in ids
-    )
-    stored = ctx.client.eval(_SAVE_PRESENT, 1, key, keys.BATCH_PRESENT_FIELD, orjson.dumps(present))
-    return None if stored is None else frozenset(orjson.loads(stored))
-
-
 def _lines(ctx: WorkerContext, decisions: Sequence[Decision], ids: Collection[str]) -> dict[str, FixEntry]:
     """The logs' lines of ``ids`` (written by an earlier attempt or another batch), by id."""
     projects = {(d.owner, d.project_key) for d in decisions if d.entry is not None and d.entry.id in ids}
     return {e.id: e for o, p in projects for e in ctx.store.read(o, p).entries if e.id in ids}
-
-
-def _claim(pipe: Pipeline, key: str, batch_id: str, ids: Collection[str]) -> dict[str, str] | None:
-    """Claim the count of ``ids`` for ``batch_id`` where no batch has; id -> the batch that counts it.
-
-    None when the batch is gone (another run finished it). Runs at once on a pipeline in WATCH mode.
-    """
-    if not ids:
-        return {} if pipe.exists(key) else None
-    reply = pipe.eval(_CLAIM, 2, key, keys.COUNT_OWNER, batch_id, *sorted(ids))
-    if reply is None:
-        return None
-    flat = [reply_text(v) for v in reply]
-    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def _append(ctx: WorkerContext, decisions: list[Decision]) -> tuple[list[Decision], list[AppendResult]]:

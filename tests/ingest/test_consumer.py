@@ -13,8 +13,9 @@ from rq.serializers import JSONSerializer
 
 from ingest import keys
 from ingest.batching import StreamEntry
-from ingest.consumer import LONG_PAUSE_SECONDS, PRESSURED_POLL_SECONDS, Consumer, ConsumerConfig, _BurstWait
+from ingest.consumer import LONG_PAUSE_SECONDS, PRESSURED_POLL_SECONDS, Consumer, ConsumerConfig
 from ingest.publish import publish_many
+from ingest.schedule import BurstWait
 from tests import configs
 from tests.ingest.turns import turn
 from tests.polling import wait_for
@@ -432,7 +433,7 @@ def test_a_burst_waits_from_the_last_time_a_paused_queue_got_shorter() -> None:
     """The give-up clock restarts whenever a paused queue gets shorter, not at the first pause: a slow
     worker that keeps taking jobs never makes ``--burst`` give up (the test above drains too fast to tell)."""
     live = config().routes[0]
-    waiting = _BurstWait()
+    waiting = BurstWait()
     assert waiting.check({live: 5}, 0.0, 10.0, 4) is None
     assert waiting.check({live: 5}, 9.0, 10.0, 4) is None
     assert waiting.check({live: 4}, 9.5, 10.0, 4) is None  # a worker took one: the clock restarts

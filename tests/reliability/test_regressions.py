@@ -145,20 +145,21 @@ def test_a_batch_rerun_after_a_kill_counts_its_entries_as_recorded(
 ) -> None:
     """Found by test_crashes (chaos, 20 kills): 7,795 entries on disk, counters recorded 7,795 +
     duplicate 5, entries_total 7,795 — 5 entries recorded by a killed worker's batch were never counted."""
+    import workers.counters as counters  # noqa: PLC0415
     import workers.jobs as jobs  # noqa: PLC0415
 
     items = [(f"17000000000{i:02d}-0", orjson.dumps(turn(i))) for i in range(5)]
     redis_client.hset(keys.batch("b1"), mapping={**dict(items), keys.BATCH_STREAM_FIELD: b"fixmem:turns"})
     ctx = configs.worker_context(redis_client, configs.fix_store(data_dir), name="w1")
-    real_record = jobs.record
+    real_commit = counters.commit
 
-    def killed(pipe: object, report: object) -> None:
+    def killed(pipe: object, report: object, *, label_cap: int) -> None:
         raise _Crash
 
-    monkeypatch.setattr(jobs, "record", killed)
+    monkeypatch.setattr(counters, "commit", killed)
     with pytest.raises(_Crash):
         jobs.run_batch(ctx, "b1")  # entries appended, then the worker dies before its counters
-    monkeypatch.setattr(jobs, "record", real_record)
+    monkeypatch.setattr(counters, "commit", real_commit)
     report = jobs.run_batch(ctx, "b1")  # the reaper's requeue runs it again
     assert len(configs.fix_store(data_dir).read("alice", "github.com/acme/widgets").entries) == 5
     assert report.events == {"recorded": 5}

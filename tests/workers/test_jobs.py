@@ -17,7 +17,7 @@ from ingest.errors import DeadLetterReason
 from store import AppendResult, FixStore, StoreUnavailable
 from tests import configs
 from tests.ingest.turns import turn, wire
-from workers import jobs
+from workers import counters, jobs
 from workers.counters import read_counters
 from workers.errors import NotConfigured
 from workers.extraction import Limits
@@ -294,15 +294,15 @@ def test_a_batch_touched_during_its_commit_commits_on_the_next_try(
 ) -> None:
     ctx = _context(redis_client, data_dir)
     _batch(redis_client, "a", _items(turn(1)))
-    real_record = jobs.record
+    real_record = counters.commit
     touched: list[int] = []
 
-    def touching(pipe: Any, report: Any) -> None:
+    def touching(pipe: Any, report: Any, *, label_cap: int) -> None:
         if not touched:  # another client writes the watched hash between the claim and EXEC, once
             touched.append(int(redis_client.hset(keys.batch("a"), "x", "1")))
-        real_record(pipe, report)
+        real_record(pipe, report, label_cap=label_cap)
 
-    monkeypatch.setattr(jobs, "record", touching)
+    monkeypatch.setattr(counters, "commit", touching)
     assert run_batch(ctx, "a").events == {"recorded": 1}
     assert touched == [1]
     assert _recorded(redis_client) == (1, {"fixed": 1})

@@ -25,7 +25,7 @@ from ingest.publish import publish_many
 from store import AppendResult, StoreUnavailable
 from tests import configs, signals
 from tests.ingest.turns import turn
-from workers import jobs
+from workers import counters, jobs
 from workers.counters import read_counters
 from workers.jobs import WorkerContext, run_batch
 from workers.worker import FixmemQueue, run_worker
@@ -185,7 +185,7 @@ def test_a_job_run_twice_appends_once_and_counts_once(
         raise ConnectionError("the worker died after its append, before its commit")
 
     with monkeypatch.context() as patched:
-        patched.setattr(jobs, "record", dies)
+        patched.setattr(counters, "commit", dies)
         with pytest.raises(ConnectionError):
             run_batch(ctx, job_id)
     assert stored(ctx) == 10 and redis_client.zcard(keys.held(STREAM)) == 1  # still held: not done
