@@ -46,7 +46,7 @@ from fixmem.settings import Settings
 from ingest.consumer import Consumer
 from ingest.schema import parse_event
 from workers import extraction
-from workers.extraction import extract
+from workers.extraction import compiled, extract
 from workers.jobs import run_batch
 
 BUDGET = Path(__file__).resolve().parent / "budget.json"
@@ -54,11 +54,6 @@ REALISTIC_TURNS = 40
 SMALL_TURNS = 40
 BATCH_EVENTS = 400
 BATCH_PROJECTS = 40
-
-
-def compiled() -> bool:
-    """Whether the extraction core runs compiled (mypyc): then its calls cannot be counted."""
-    return not str(extract.__code__.co_filename).endswith(".py") if hasattr(extract, "__code__") else True
 
 
 def _calls(profile: cProfile.Profile) -> int:

@@ -19,5 +19,5 @@ __all__ = ["EXTRACTOR_VERSION", "Extracted", "Limits", "SkipReason", "compiled",
 
 
 def compiled() -> bool:
-    """Whether the core runs as C extensions (a ``FIXMEM_COMPILE=1`` build, ``setup.py``), not Python."""
+    """Whether the core runs as C extensions (a wheel build, ``setup.py``), not Python."""
     return not str(turn.__file__).endswith(".py")
