@@ -153,7 +153,7 @@ class Settings(BaseModel):
                 values[name] = raw
         values.update({k: v for k, v in overrides.items() if v is not None})
         values["owner"] = resolve_owner(overrides.get("owner"), env) or None
-        values["data_dir"] = identity.resolve_data_dir(overrides.get("data_dir"), env)  # one rule, as the hooks
+        values["data_dir"] = identity.resolve_data_dir(overrides.get("data_dir"), env)  # the hooks' rule
         try:
             settings = cls.model_validate(values)
         except ValidationError as exc:
