@@ -64,6 +64,29 @@ def _start_daemon(data_dir: Path, env: dict[str, str]) -> subprocess.Popen[bytes
     return daemon
 
 
+def _rows(
+    fast: dict[str, tuple[list[float], list[float]]],
+    local: dict[str, tuple[list[float], list[float]]],
+    same: dict[str, bool],
+) -> dict[str, dict[str, Any]]:
+    """Per command: wall p50/p95 and CPU p50 of each path, whether the answers matched, the goal."""
+    rows: dict[str, dict[str, Any]] = {}
+    for name, fast_samples in fast.items():
+        row: dict[str, Any] = {}
+        for path, samples in (("fast", fast_samples), ("local", local[name])):
+            wall, cpu = samples
+            row |= {f"{path}_p50_ms": _ms(wall, 50), f"{path}_p95_ms": _ms(wall, 95)}
+            row |= {f"{path}_cpu_p50_ms": _ms(cpu, 50)}
+        row["same_answer"] = same[name]
+        if name in GOAL_P50_MS:
+            row |= {
+                "goal_fast_p50_ms": GOAL_P50_MS[name],
+                "goal_met": row["fast_p50_ms"] <= GOAL_P50_MS[name],
+            }
+        rows[name] = row
+    return rows
+
+
 def run(runs: int = RUNS) -> dict[str, Any]:
     """Time the four commands fast and local; returns samples, p50/p95 per command and path, the goal."""
     from bench.store_bench import OWNER, PROJECT, make_queries, populated  # noqa: PLC0415
@@ -87,7 +110,9 @@ def run(runs: int = RUNS) -> dict[str, Any]:
             }
             daemon = _start_daemon(data_dir, env)
             try:
-                same = {name: _answer(argv, env) == _answer(argv, local_env) for name, argv in commands.items()}
+                same = {
+                    name: _answer(argv, env) == _answer(argv, local_env) for name, argv in commands.items()
+                }
                 cpu_before = _cpu_seconds(daemon.pid)
                 fast = {name: time_runs(argv, env, runs) for name, argv in commands.items()}
                 daemon_cpu = _cpu_seconds(daemon.pid) - cpu_before
@@ -97,17 +122,7 @@ def run(runs: int = RUNS) -> dict[str, Any]:
             local = {name: time_runs(argv, local_env, runs) for name, argv in commands.items()}
             log = data_dir / "hooks" / "hook.log"
             fell_back = sum(" cli " in line for line in log.read_text().splitlines()) if log.exists() else 0
-    rows = {}
-    for name in commands:
-        row: dict[str, Any] = {}
-        for path, samples in (("fast", fast[name]), ("local", local[name])):
-            wall, cpu = samples
-            row |= {f"{path}_p50_ms": _ms(wall, 50), f"{path}_p95_ms": _ms(wall, 95)}
-            row |= {f"{path}_cpu_p50_ms": _ms(cpu, 50)}
-        row["same_answer"] = same[name]
-        if name in GOAL_P50_MS:
-            row |= {"goal_fast_p50_ms": GOAL_P50_MS[name], "goal_met": row["fast_p50_ms"] <= GOAL_P50_MS[name]}
-        rows[name] = row
+    rows = _rows(fast, local, same)
     requests = runs + 1  # the timed runs and the unmeasured one, per command
     return {
         "commands": {name: " ".join(argv[len(fixmem) :]) for name, argv in commands.items()},

