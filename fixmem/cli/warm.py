@@ -66,9 +66,9 @@ def run(argv: Sequence[str], env: Mapping[str, str], cwd: str, prog: str) -> tup
 @contextlib.contextmanager
 def _environment(env: Mapping[str, str]) -> Iterator[None]:
     saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
     try:
+        os.environ.clear()
+        os.environ.update(env)  # raises ValueError on a name putenv refuses: restored below
         yield
     finally:
         os.environ.clear()
