@@ -79,7 +79,8 @@ def status_command(as_json: bool, redis_url: str | None) -> None:
         click.echo(json.dumps(value, indent=2, sort_keys=True))
         return
     out = Lines()
-    out.write(f"redis    {wiring.resolve_redis_url(settings)}   workers alive: {status.workers}\n")
+    silent = f" ({status.silent_workers} silent: stopped or killed)" if status.silent_workers else ""
+    out.write(f"redis    {wiring.resolve_redis_url(settings)}   workers alive: {status.workers}{silent}\n")
     for s in status.streams:
         lag = f"{s.lag}" if s.lag_exact else f"<= {s.lag} (estimate: Redis 6.2 cannot count it cheaply)"
         out.write(
