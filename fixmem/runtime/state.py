@@ -6,8 +6,8 @@
 - ``ports.json``: the embedded Redis's port and the API's, reused by the next ``up``.
 - ``redis/server.json``: the embedded ``redis-server`` this ``up`` started: its pid, port and the
   ``run_id`` Redis itself made at start (``INFO server``). A server still running when no ``up`` holds the
-  lock is an orphan; it is ours when that pid's command line is a ``redis-server`` with ``--dir`` of this
-  data directory and, if it answers, with the recorded ``run_id``. ``stop_orphan`` shuts it down (its AOF
+  lock is an orphan; it is ours when that pid is a ``redis-server`` working in ``<data dir>/redis`` (its
+  ``/proc`` exe and cwd) and, if it answers, with the recorded ``run_id``. ``stop_orphan`` shuts it down (its AOF
   flushed) so the next ``up`` starts its own on the same port: never two servers on one data directory.
 """
 
@@ -50,6 +50,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def _write_json(path: Path, value: dict[str, Any]) -> None:
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
     temp.write_text(json.dumps(value) + "\n", encoding="utf-8")
     os.replace(temp, path)
 
@@ -140,12 +141,15 @@ def forget_server(redis_dir: Path) -> None:
         (redis_dir / SERVER_FILE).unlink()
 
 
-def _cmdline(pid: int) -> list[str] | None:
+def _serves(pid: int, redis_dir: Path) -> bool:
+    """Whether process ``pid`` is a redis-server working in ``redis_dir``: Redis rewrites its command line
+    (``redis-server 127.0.0.1:PORT``) but changes into its ``--dir`` at start, so its ``/proc`` cwd says."""
     try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        exe = Path(os.readlink(f"/proc/{pid}/exe"))
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
     except OSError:
-        return None
-    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+        return False
+    return exe.name == "redis-server" and cwd == redis_dir.resolve()
 
 
 def _alive(pid: int) -> bool:
@@ -154,13 +158,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"  # a zombie has exited
-
-
-def _serves(argv: list[str], redis_dir: Path) -> bool:
-    """Whether ``argv`` is a redis-server with ``--dir redis_dir``."""
-    if not argv or Path(argv[0]).name != "redis-server" or "--dir" not in argv[:-1]:
-        return False
-    return Path(argv[argv.index("--dir") + 1]).resolve() == redis_dir.resolve()
 
 
 def _answering_run_id(port: int) -> str | None:
@@ -183,8 +180,7 @@ def stop_orphan(redis_dir: Path, timeout: float = 30.0) -> ServerRecord | None:
     except (KeyError, TypeError, ValueError):
         forget_server(redis_dir)
         return None
-    argv = _cmdline(record.pid)
-    if argv is None or not _alive(record.pid) or not _serves(argv, redis_dir):
+    if not _alive(record.pid) or not _serves(record.pid, redis_dir):
         forget_server(redis_dir)  # gone, or the pid is another process's now
         return None
     answered = _answering_run_id(record.port)
