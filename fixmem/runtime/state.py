@@ -7,8 +7,9 @@
 - ``redis/server.json``: the embedded ``redis-server`` this ``up`` started: its pid, port and the
   ``run_id`` Redis itself made at start (``INFO server``). A server still running when no ``up`` holds the
   lock is an orphan; it is ours when that pid is a ``redis-server`` working in ``<data dir>/redis`` (its
-  ``/proc`` exe and cwd) and, if it answers, with the recorded ``run_id``. ``stop_orphan`` shuts it down (its AOF
-  flushed) so the next ``up`` starts its own on the same port: never two servers on one data directory.
+  ``/proc`` exe and cwd) and, if it answers, with the recorded ``run_id``. ``stop_orphan`` shuts it down
+  (its AOF flushed) so the next ``up`` starts its own on the same port: never two servers on one data
+  directory.
 """
 
 from __future__ import annotations
