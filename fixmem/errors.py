@@ -59,7 +59,8 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.STORE_UNAVAILABLE: "the data directory cannot be read or written",
     ExitCode.TIMEOUT: "waited and it did not finish (`up --demo`, `ingest --burst` under backpressure with "
     "no worker, `forget`/`import` while a project lock stays held)",
-    ExitCode.CONFIG_ERROR: "a setting or environment variable has a wrong value",
+    ExitCode.CONFIG_ERROR: "a setting or environment variable has a wrong value (also: the API's port is "
+    "taken)",
     ExitCode.INTERRUPTED: "stopped by Ctrl-C",
 }
 

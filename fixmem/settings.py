@@ -119,6 +119,7 @@ class Settings(BaseModel):
     api_tokens: SecretStr | None = None  # bearer tokens -> owners: "token1:alice,token2:bob"
     api_tokens_file: Path | None = None  # the same, one "token:owner" a line ('#' comments)
     api_ops_tokens: SecretStr | None = None  # tokens of operators -> names: the web UI's pipeline page
+    api_ops_tokens_file: Path | None = None  # the same, one "token:name" a line
     # The web UI's login form: a client address with this many failed logins in the window gets 429
     ui_login_max_failures: int = Field(default=10, ge=1)
     ui_login_window_seconds: float = Field(default=60.0, gt=0)

@@ -268,6 +268,7 @@ def pipeline_status(client: redis.Redis, settings: Settings) -> PipelineStatus:
         group=settings.group,
         queues=[settings.live_queue, settings.backfill_queue],
         dead_stream=settings.dead_stream,
+        alive_within=settings.job_lease_seconds,
     )
 
 

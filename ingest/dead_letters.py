@@ -16,7 +16,8 @@ from redis.client import Pipeline
 from ingest import keys
 from ingest.connection import entry_rows
 from ingest.errors import DeadLetterReason, InvalidEvent
-from ingest.schema import DEFAULT_MAX_EVENT_BYTES, parse_any
+from ingest.publish import encode_event
+from ingest.schema import DEFAULT_MAX_EVENT_BYTES
 
 PAGE = 500  # entries per round trip when walking the whole stream
 
@@ -156,24 +157,25 @@ def replay(
 ) -> ReplayResult:
     """Re-publish dead letters to their origin stream (or ``target``) and remove them from ``stream``.
 
-    With ``validate`` (the default), a payload that still does not parse stays in the dead-letter stream
-    and is reported with its current error. Each letter moves in one MULTI/EXEC (publish + delete).
+    With ``validate`` (the default), each payload goes through ``encode_event``, as ``fixmem publish``
+    does: a ``too_large`` turn is fitted under ``max_bytes`` (its longest outputs cut in the middle, the cut
+    listed in ``harness_meta.cut``), and a payload that still does not parse stays in the dead-letter stream,
+    reported with its current error. Each letter moves in one MULTI/EXEC (publish + delete).
     """
     result = ReplayResult()
     for letter in letters:
         if letter.payload is None:
             result.no_payload.append(letter.id)
             continue
+        wire = letter.payload
         if validate:
             try:
-                parse_any(letter.payload, max_bytes=max_bytes)
+                wire = encode_event(letter.payload, max_bytes=max_bytes)
             except InvalidEvent as exc:
                 result.still_invalid[letter.id] = str(exc)
                 continue
         with client.pipeline(transaction=True) as pipe:
-            pipe.xadd(
-                target or letter.origin_stream or keys.DEFAULT_STREAM, {keys.EVENT_FIELD: letter.payload}
-            )
+            pipe.xadd(target or letter.origin_stream or keys.DEFAULT_STREAM, {keys.EVENT_FIELD: wire})
             pipe.xdel(stream, letter.id)
             pipe.execute()
         result.replayed.append(letter.id)

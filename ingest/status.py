@@ -23,6 +23,7 @@ backlog"), so ``group_lag`` works it out from what 6.2 reports:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from typing import Any
 import redis
 from rq import Queue, Worker
 from rq.serializers import JSONSerializer
+from rq.utils import utcparse
 
 from ingest.batching import parse_stream_id
 from ingest.connection import reply_text
@@ -103,12 +105,13 @@ class QueueStatus:
 
 @dataclass(frozen=True)
 class PipelineStatus:
-    """Streams, queues, dead letters and live workers."""
+    """Streams, queues, dead letters, and workers alive or registered but silent (``worker_liveness``)."""
 
     streams: list[StreamStatus]
     queues: list[QueueStatus]
     dead_letters: int
     workers: int
+    silent_workers: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON value."""
@@ -166,6 +169,26 @@ def queue_status(client: redis.Redis, name: str) -> QueueStatus:
     )
 
 
+DEFAULT_ALIVE_WITHIN_SECONDS = 15.0  # the default job lease: a worker silent this long has lost its job
+
+
+def worker_liveness(client: redis.Redis, *, now: float, alive_within: float) -> tuple[int, int]:
+    """(alive, silent) RQ workers: alive = a heartbeat within ``alive_within`` seconds of ``now`` (unix
+    seconds). An idle worker beats about every second and a busy one every ``heartbeat_seconds``; a
+    SIGKILLed one stops, but its key lives on for its TTL (two minutes), which RQ's own count includes.
+    Silent: a key still there whose last beat is older. Two round trips."""
+    found = Worker.all_keys(connection=client)
+    if not found:
+        return 0, 0
+    with client.pipeline(transaction=False) as pipe:
+        for key in found:
+            pipe.hget(key, "last_heartbeat")
+        beats = pipe.execute()
+    ages = [now - utcparse(reply_text(beat)).timestamp() for beat in beats if beat is not None]
+    alive = sum(1 for age in ages if age <= alive_within)
+    return alive, len(ages) - alive
+
+
 def pipeline_status(
     client: redis.Redis,
     *,
@@ -173,11 +196,14 @@ def pipeline_status(
     group: str,
     queues: Sequence[str],
     dead_stream: str,
+    alive_within: float = DEFAULT_ALIVE_WITHIN_SECONDS,
 ) -> PipelineStatus:
     """The whole picture for ``fixmem status`` and the metrics collector."""
+    alive, silent = worker_liveness(client, now=time.time(), alive_within=alive_within)
     return PipelineStatus(
         streams=[stream_status(client, s, group) for s in streams],
         queues=[queue_status(client, q) for q in queues],
         dead_letters=int(client.xlen(dead_stream)),
-        workers=Worker.count(connection=client),
+        workers=alive,
+        silent_workers=silent,
     )

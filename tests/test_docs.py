@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from fixmem.api.auth import MIN_TOKEN_CHARS, parse_tokens
+
 ROOT = Path(__file__).resolve().parents[1]
 DECISIONS = ROOT / "docs" / "decisions"
 README_MAX_LINES = 400
@@ -89,3 +91,18 @@ def test_each_decision_has_a_status_and_the_four_sections(path: Path) -> None:
     assert re.search(r"^Status: \S", text, re.M), "a 'Status:' line"
     headings = re.findall(r"^## (.+)$", _FENCE.sub("", text), re.M)
     assert headings == ["Context", "Decision", "Measured", "Consequences"], headings
+
+
+_TOKEN_EXAMPLE = re.compile(r"FIXMEM_API_TOKENS[=:]\s*[\"']([^\"'$]+)[\"']")
+
+
+def test_example_tokens_in_the_docs_are_long_enough_to_pass_without_a_warning() -> None:
+    """A reader who pastes an example gets no short-token warning (the docs' own example once did)."""
+    files = [*pages(), *sorted((ROOT / "deploy").rglob("*.yml"))]
+    examples = [(f, m) for f in files for m in _TOKEN_EXAMPLE.findall(f.read_text()) if ":" in m]
+    assert examples, "the pattern finds the docs' token examples"
+    for path, example in examples:
+        if "…" in example or "..." in example:
+            continue  # a shape (`token:owner,…`), not a value to paste
+        for token in parse_tokens(example, source=str(path)):
+            assert len(token) >= MIN_TOKEN_CHARS, f"{path.relative_to(ROOT)}: example token {token!r}"

@@ -38,6 +38,7 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry, FinishedJobRegistry
 from rq.serializers import JSONSerializer
 from rq.utils import now as rq_now
+from rq.utils import utcformat
 from rq.worker import WorkerStatus
 
 from ingest.backoff import Backoff
@@ -149,6 +150,7 @@ class _LeaseKeeper:
                 try:
                     with self.worker.connection.pipeline(transaction=True) as pipe:
                         execution.heartbeat(job.started_job_registry, lease, pipe)
+                        pipe.hset(self.worker.key, "last_heartbeat", utcformat(rq_now()))  # alive: status
                         pipe.expire(self.worker.key, lease + 60)
                         pipe.execute()
                 except redis.exceptions.RedisError as exc:  # the next beat may get through

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 
 import uvicorn
@@ -83,13 +84,33 @@ def _stop_with_parent(server: uvicorn.Server, parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
+class PortUnavailable(OSError):
+    """Raised when the API cannot listen on its host and port (taken, or not an address of this host)."""
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, bound here so that a taken port is our error, not uvicorn's
+    exit status 3 (which ``fixmem``'s exit codes give another meaning). Raises PortUnavailable."""
+    try:
+        return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as exc:
+        raise PortUnavailable(
+            f"the API cannot listen on {host}:{port} ({exc.strerror or exc}): another process holds it? "
+            "pick another with --port / FIXMEM_API_PORT (0: a free one)"
+        ) from exc
+
+
 def run(ctx: ApiContext, *, host: str, port: int, parent_pid: int | None = None) -> None:
-    """Serve until SIGINT/SIGTERM (uvicorn finishes in-flight requests), or until ``parent_pid`` dies."""
-    server = make_server(ctx, host=host, port=port)
+    """Serve until SIGINT/SIGTERM (uvicorn finishes in-flight requests), or until ``parent_pid`` dies.
+
+    Raises PortUnavailable when ``host:port`` cannot be bound."""
+    sock = listen(host, port)
+    server = make_server(ctx, host=host, port=sock.getsockname()[1])
     if parent_pid:
         _stop_with_parent(server, parent_pid)
     log.info(
-        "API for %d owner(s) with tokens: /api/fix-memory, /metrics, /healthz, /readyz, /docs",
-        len(ctx.tokens.owners),
-    )
-    server.run()
+        "API for %d owner(s) with tokens on %s:%d: /api/fix-memory, /metrics, /healthz, /readyz, /docs",
+        len(ctx.tokens.owners), host, sock.getsockname()[1],
+    )  # fmt: skip
+    with sock:
+        server.run(sockets=[sock])

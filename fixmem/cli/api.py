@@ -54,7 +54,7 @@ def serve_command(
 
     Tokens: FIXMEM_API_TOKENS="token1:alice,token2:bob" and/or FIXMEM_API_TOKENS_FILE (token:owner lines).
     """
-    from fixmem.api.server import build_context, run  # noqa: PLC0415 - load the web stack only here
+    from fixmem.api.server import PortUnavailable, build_context, run  # noqa: PLC0415 - the web stack only here
 
     settings = load_settings(redis_url=redis_url, data_dir=data_dir, api_host=host, api_port=port)
     logs.configure("api", verbose=verbose)
@@ -62,7 +62,10 @@ def serve_command(
         ctx = build_context(settings)
     except TokenConfigError as exc:
         raise CliError(str(exc), ExitCode.CONFIG_ERROR) from exc
-    run(ctx, host=settings.api_host, port=settings.api_port, parent_pid=parent_pid)
+    try:
+        run(ctx, host=settings.api_host, port=settings.api_port, parent_pid=parent_pid)
+    except PortUnavailable as exc:
+        raise CliError(str(exc), ExitCode.CONFIG_ERROR) from exc
 
 
 @click.command("tool-schema")

@@ -1,6 +1,8 @@
-"""``fixmem doctor``: check the owner's fix logs, and with ``--fix`` repair them (``FixStore.repair``).
+"""``fixmem doctor``: check the owner's fix logs, and with ``--fix`` repair them (``FixStore.repair``);
+then, when the current directory's Claude Code settings hold fixmem's hook, what that hook would do now
+(``fixmem.hooks.check``, as ``fixmem hook claude-code --check``).
 
-What it checks today: lines out of time order whose stored ``supersedes`` the store decides again on
+What it checks in the logs: lines out of time order whose stored ``supersedes`` the store decides again on
 every read (a late replay, or a log written before supersession went by the turns' time:
 ``store.lineage``). ``--fix`` rewrites each such log in time order with the decided links, under the same
 lock the workers take; what recall answers does not change.
@@ -8,6 +10,7 @@ lock the workers take; what recall answers does not change.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -44,5 +47,18 @@ def doctor_command(*, owner: str | None, project: str | None, fix: bool, data_di
             click.echo(f"needs   {name}: {what} (run `fixmem doctor --fix`)")
     if not keys:
         click.echo(f"no project for owner {owner!r} in {store.root}")
-    if pending:
+    if _hook_problems(Path.cwd()) or pending:
         raise click.exceptions.Exit(int(ExitCode.FAILURE))
+
+
+def _hook_problems(project_dir: Path) -> int:
+    """Print what the installed Claude Code hook would do (when one is installed here); its problems."""
+    from fixmem.hooks.check import check, installed_commands  # noqa: PLC0415
+
+    home = Path(os.path.expanduser("~"))
+    if not installed_commands(project_dir, home):
+        return 0
+    report = check(project_dir, os.environ, home)
+    click.echo("\nhook claude-code (as `fixmem hook claude-code --check`):")
+    click.echo(report.render(), nl=False)
+    return len(report.problems)

@@ -79,7 +79,8 @@ def status_command(as_json: bool, redis_url: str | None) -> None:
         click.echo(json.dumps(value, indent=2, sort_keys=True))
         return
     out = Lines()
-    out.write(f"redis    {wiring.resolve_redis_url(settings)}   workers alive: {status.workers}\n")
+    silent = f" ({status.silent_workers} silent: stopped or killed)" if status.silent_workers else ""
+    out.write(f"redis    {wiring.resolve_redis_url(settings)}   workers alive: {status.workers}{silent}\n")
     for s in status.streams:
         lag = f"{s.lag}" if s.lag_exact else f"<= {s.lag} (estimate: Redis 6.2 cannot count it cheaply)"
         out.write(
@@ -166,11 +167,29 @@ def dl_list(reason: str | None, count: int, after: str, as_json: bool, redis_url
         )
 
 
+SHOW_PAYLOAD_CHARS = 20_000  # of a dead letter's payload on the terminal, head and tail
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` whole when it has at most ``limit`` characters, else its head and tail around a marker
+    that says how much was left out and how to see it all (pure)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    left_out = len(text) - 2 * half
+    return f"{text[:half]}\n[... {left_out:,} characters left out: --full shows them all ...]\n{text[-half:]}"
+
+
 @dead_letters_group.command("show")
 @click.argument("letter_id", callback=_letter_ids)
+@click.option(
+    "--full",
+    is_flag=True,
+    help=f"The whole payload (default: its first and last {SHOW_PAYLOAD_CHARS // 2:,} characters).",
+)
 @redis_url_option
-def dl_show(letter_id: str, redis_url: str | None) -> None:
-    """Show one dead letter with its full payload."""
+def dl_show(letter_id: str, full: bool, redis_url: str | None) -> None:
+    """Show one dead letter with its payload (pretty JSON when it parses; clipped unless --full)."""
     settings = load_settings(redis_url=redis_url)
     client = wiring.redis_client(settings)
     letter = dead_letters.get_letter(client, settings.dead_stream, letter_id)
@@ -182,7 +201,7 @@ def dl_show(letter_id: str, redis_url: str | None) -> None:
             payload = json.dumps(orjson.loads(letter.payload), indent=2, ensure_ascii=False)
         except orjson.JSONDecodeError:
             payload = letter.payload.decode("utf-8", "backslashreplace")
-        click.echo(payload)
+        click.echo(payload if full else clip(payload, SHOW_PAYLOAD_CHARS))
 
 
 def _selected(

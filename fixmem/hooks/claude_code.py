@@ -31,12 +31,13 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.reader import Candidate, ColdStart, Query, Reader, ReaderError
 from fixmem.hooks.readers import reader_for
-from fixmem.hooks.session import SessionState, SessionStore, choose, note_failure
+from fixmem.hooks.session import SessionState, SessionStore, choose, note_call, note_failure
 from fixmem.identity import resolve_project
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
@@ -237,15 +238,21 @@ def handle(
     *,
     reader: Reader | None = None,
     spawn: Callable[[HookConfig, Mapping[str, Any], Publish], None] = spawn_publisher,
+    trace: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """The answer to one payload (None: print nothing). Raises MalformedPayload, ReaderError, OSError."""
+    """The answer to one payload (None: print nothing); ``trace`` gets what was done (``lookup``).
+    Raises MalformedPayload, ReaderError, OSError."""
+    trace = {} if trace is None else trace
     if not config.enabled:
+        trace["result"] = "disabled (FIXMEM_FIX_MEMORY_ENABLED / _AUTO_RECALL)"
         return None
     action = plan(payload)
     if action is None:
+        trace["result"] = "nothing to do for this event"
         return None
     if isinstance(action, Publish):
         spawn(config, payload, action)  # the publisher sends the spooled turns first
+        trace["result"] = "publishing the finished turns"
         return None
     if config.redis_url and action_delivers(action) and spooled(config):
         spawn_drain(config)  # a Stop with Redis down kept its turns: Redis may answer now
@@ -257,6 +264,7 @@ def handle(
             if not daemon_running(config.hooks_dir):
                 os.makedirs(config.hooks_dir, exist_ok=True)
                 start_daemon(config, (config.owner, project_of(config, cwd)))
+        trace["result"] = "session start" + ("" if config.remote else ": the recall daemon is warming up")
         return None
     if action.event == "UserPromptSubmit":  # files the prompt names weigh in (recall's files signal)
         action = Lookup(action.event, action.query.replace(files=mentioned_files(action.query.q, cwd)))
@@ -268,7 +276,7 @@ def handle(
         project = state.project if state.project and state.cwd == cwd else project_of(config, cwd)
     if reader is None:
         reader = reader_for(config, wait_cold=action.event == "UserPromptSubmit")
-    block = lookup(config, reader, session_id, project, action, cwd=cwd)
+    block = lookup(config, reader, session_id, project, action, cwd=cwd, trace=trace)
     return answer(action.event, block) if block else None
 
 
@@ -303,20 +311,26 @@ def lookup(
     action: Lookup,
     *,
     cwd: str | None = None,
+    trace: dict[str, Any] | None = None,
 ) -> str:
     """The block of fixes for ``action`` not injected yet in the session ("" for none); records them
-    (and, given ``cwd``, the session's cwd and project key). Raises ReaderError, OSError."""
+    (and, given ``cwd``, the session's cwd and project key). ``trace`` gets what happened (the project,
+    candidates found, ids injected) for the call log. Raises ReaderError, OSError."""
+    trace = {} if trace is None else trace
+    trace["project"] = project
     sessions = SessionStore(sessions_dir(config))
     session_id = session_id or NO_SESSION
     query = action.query
     if action.file is not None:
         before = sessions.read(session_id)
         if action.file in before.files:
+            trace["result"] = "file seen before in this session"
             return ""  # this file was looked up already in this session
         query = query.replace(q=f"{before.prompt} {action.file}".strip())
     candidates: list[Candidate] = reader.candidates(project, query)
     if action.file is not None:
         candidates = [c for c in candidates if touched(c, action.file)]
+    trace["candidates"] = len(candidates)
     with sessions.update(session_id) as box:
         state: SessionState = box[0]
         if cwd is not None and (state.cwd, state.project) != (cwd, project):
@@ -326,6 +340,7 @@ def lookup(
         if action.file is not None:
             if action.file in state.files:
                 box[0] = state
+                trace["result"] = "file seen before in this session"
                 return ""
             state = state.replace(files=(*state.files, action.file))
         chosen = choose(
@@ -335,6 +350,9 @@ def lookup(
             session_budget=config.session_budget_tokens,
         )
         box[0] = chosen.state if chosen.block else state
+    trace["injected"] = list(chosen.entry_ids)
+    if not chosen.block:
+        trace["result"] = "injected already, or over the budget" if candidates else "no relevant fix"
     return chosen.block
 
 
@@ -344,6 +362,15 @@ def run(raw: bytes, env: Mapping[str, str] | None = None, *, reader: Reader | No
         config = HookConfig.from_env(env)
     except Exception:
         return ""
+    started = time.monotonic()
+    trace: dict[str, Any] = {}
+    out = _answer(raw, config, reader, trace)
+    trace["ms"] = round((time.monotonic() - started) * 1000, 1)
+    note_call(config.hooks_dir, {"ts": round(time.time(), 3), **trace})
+    return out
+
+
+def _answer(raw: bytes, config: HookConfig, reader: Reader | None, trace: dict[str, Any]) -> str:
     try:
         if len(raw) > MAX_PAYLOAD_BYTES:
             raise MalformedPayload(f"payload of {len(raw)} bytes")
@@ -353,20 +380,22 @@ def run(raw: bytes, env: Mapping[str, str] | None = None, *, reader: Reader | No
             raise MalformedPayload(f"not JSON: {exc}") from exc
         if not isinstance(payload, dict):
             raise MalformedPayload("not a JSON object")
-        result = handle(payload, config, reader=reader)
-    except MalformedPayload as exc:
-        note_failure(config.hooks_dir, "malformed", str(exc))
-        return ""
-    except ColdStart as exc:
-        note_failure(config.hooks_dir, "cold", str(exc))
-        return ""
-    except ReaderError as exc:
-        note_failure(config.hooks_dir, "unavailable", str(exc))
-        return ""
-    except Exception as exc:
-        note_failure(config.hooks_dir, "error", f"{type(exc).__name__}: {exc}")
+        trace["event"] = str(payload.get("hook_event_name") or "")[:64]
+        result = handle(payload, config, reader=reader, trace=trace)
+    except (MalformedPayload, ColdStart, ReaderError, Exception) as exc:
+        kind = next((k for t, k in _FAILURE_KINDS.items() if isinstance(exc, t)), "error")
+        message = str(exc) if kind != "error" else f"{type(exc).__name__}: {exc}"
+        note_failure(config.hooks_dir, kind, message)
+        trace["result"] = f"{kind}: {message}"[:300]
         return ""
     return json.dumps(result, ensure_ascii=False) if result else ""
+
+
+_FAILURE_KINDS: dict[type[BaseException], str] = {
+    MalformedPayload: "malformed",
+    ColdStart: "cold",
+    ReaderError: "unavailable",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

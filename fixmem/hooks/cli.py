@@ -15,11 +15,36 @@ HARNESSES = ("claude-code",)
 
 @click.command("hook")
 @click.argument("harness", type=click.Choice(HARNESSES))
-def hook_command(harness: str) -> None:
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Do not answer a hook: say what the installed hook would do now (owner, project, where it reads, "
+    "whether that answers, its last calls). Exit 1 when something is wrong.",
+)
+@click.option(
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With --check: the project (default: the current directory).",
+)
+def hook_command(harness: str, check: bool, project_dir: Path | None) -> None:
     """Answer one agent hook: the payload on stdin, the context to add on stdout; never fails the agent."""
+    if check:
+        report_hook(project_dir or Path.cwd())
+        return
     from fixmem.hooks import claude_code  # noqa: PLC0415
 
     claude_code.main([])
+
+
+def report_hook(project_dir: Path) -> None:
+    """Print what the installed Claude Code hook would do for ``project_dir``; exit 1 on a problem."""
+    from fixmem.hooks.check import check  # noqa: PLC0415
+
+    report = check(project_dir.resolve(), os.environ, Path(os.path.expanduser("~")))
+    click.echo(report.render(), nl=False)
+    if report.problems:
+        raise click.exceptions.Exit(int(ExitCode.FAILURE))
 
 
 def _scope_options(func: click.decorators.FC) -> click.decorators.FC:

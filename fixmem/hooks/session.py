@@ -240,3 +240,49 @@ def read_counters(hooks_dir: str | os.PathLike[str]) -> dict[str, int]:
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in counts.items() if isinstance(v, int)} if isinstance(counts, dict) else {}
+
+
+CALLS_FILE = "calls.jsonl"  # the hook's recent calls, for `fixmem hook claude-code --check`
+CALLS_KEPT = 20
+CALLS_ROLL_BYTES = 32 << 10  # past this, the file is cut to its last CALLS_KEPT lines
+
+
+def note_call(hooks_dir: str | os.PathLike[str], record: dict[str, object]) -> None:
+    """Append one line describing a hook call to ``calls.jsonl`` (one ``O_APPEND`` write: concurrent hooks
+    do not interleave); past ``CALLS_ROLL_BYTES`` keep its last ``CALLS_KEPT`` lines (a call appended
+    during that rewrite may be lost: this is a diagnostic log, not a record). Never raises."""
+    try:
+        path = os.path.join(os.fspath(hooks_dir), CALLS_FILE)
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line)
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > CALLS_ROLL_BYTES:
+            _write_atomic(path, b"".join(recent_call_lines(path)))
+    except (OSError, ValueError, TypeError):
+        pass
+
+
+def recent_call_lines(path: str) -> list[bytes]:
+    """The last ``CALLS_KEPT`` lines of the call log ``path`` ([] when there is none). Raises nothing."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().splitlines(keepends=True)[-CALLS_KEPT:]
+    except OSError:
+        return []
+
+
+def recent_calls(hooks_dir: str | os.PathLike[str]) -> list[dict[str, object]]:
+    """The hook's last ``CALLS_KEPT`` calls, oldest first (unreadable lines left out)."""
+    found = []
+    for line in recent_call_lines(os.path.join(os.fspath(hooks_dir), CALLS_FILE)):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found

@@ -47,7 +47,7 @@ from redis.retry import Retry
 from fixmem.settings import Settings
 from ingest.batching import stream_id_seconds
 from ingest.schema import VERDICT_SOURCES
-from ingest.status import PipelineStatus, pipeline_status
+from ingest.status import DEFAULT_ALIVE_WITHIN_SECONDS, PipelineStatus, pipeline_status
 from store.entry import OUTCOMES
 from workers.counters import VERDICT_RESULTS, FleetCounters, read_counters
 from workers.counters import Histogram as StoredHistogram
@@ -76,6 +76,7 @@ class FleetSource:
     group: str
     queues: Sequence[str]
     dead_stream: str
+    alive_within: float = DEFAULT_ALIVE_WITHIN_SECONDS  # a worker's heartbeat this recent: alive
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FleetSource:
@@ -85,6 +86,7 @@ class FleetSource:
             group=settings.group,
             queues=(settings.live_queue, settings.backfill_queue),
             dead_stream=settings.dead_stream,
+            alive_within=settings.job_lease_seconds,
         )
 
 
@@ -203,7 +205,9 @@ def fleet_families(snapshot: FleetSnapshot) -> list[Metric]:
     families.append(
         GaugeMetricFamily("fixmem_dead_letters_stored", "Dead letters kept.", status.dead_letters)
     )
-    families.append(GaugeMetricFamily("fixmem_workers", "Live RQ workers.", status.workers))
+    families.append(
+        GaugeMetricFamily("fixmem_workers", "RQ workers with a recent heartbeat.", status.workers)
+    )
     families.append(
         GaugeMetricFamily(
             "fixmem_verdicts_held",
@@ -256,6 +260,7 @@ def read_fleet_snapshot(client: redis.Redis, source: FleetSource) -> FleetSnapsh
         group=source.group,
         queues=source.queues,
         dead_stream=source.dead_stream,
+        alive_within=source.alive_within,
     )
     generated = {s.stream: s.last_generated for s in status.streams}
     newest = {label: _last_event_ts(generated[stream]) for label, stream in source.streams.items()}

@@ -20,7 +20,7 @@ from fixmem import service
 from fixmem.api.context import ApiContext
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 from fixmem.ui.chart import Chart, svg
-from fixmem.ui.listing import extras
+from fixmem.ui.listing import PROJECT_SORTS, extras, project_table
 from fixmem.ui.review import configured_workspace
 from fixmem.ui.web import PREFIX, Ctx, Posted, UiError, Who, failures, owner_of, redirect, render, state
 from ingest.project_key import project_key_for
@@ -77,8 +77,20 @@ def projects(request: Request, ctx: Ctx, who: Who) -> HTMLResponse:
 
     with failures():
         rows = state(request).project_rows.of(ctx.store, owner, draw)
-    rows.sort(key=lambda r: r.summary.newest_ts or 0.0, reverse=True)
-    return render(request, who, "projects.html", rows=rows)
+    text = request.query_params.get("q", "")[:MAX_PATH_CHARS]
+    sort = request.query_params.get("sort", "")
+    sort = sort if sort in PROJECT_SORTS else next(iter(PROJECT_SORTS))
+    page = paginate(project_table(rows, text=text, sort=sort), page_number(request.query_params.get("page")))
+    return render(
+        request,
+        who,
+        "projects.html",
+        page=page,
+        total=len(rows),
+        text=text,
+        sort=sort,
+        sorts=list(PROJECT_SORTS),
+    )
 
 
 # -- entries -------------------------------------------------------------------------------------------

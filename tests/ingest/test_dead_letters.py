@@ -6,6 +6,7 @@ import redis
 
 from ingest import dead_letters, keys
 from ingest.errors import DeadLetterReason
+from ingest.schema import DEFAULT_MAX_EVENT_BYTES, parse_event
 from tests.ingest.turns import turn, wire
 
 DEAD = keys.DEFAULT_DEAD_STREAM
@@ -97,3 +98,23 @@ def test_purge_some_or_all(redis_client: redis.Redis) -> None:
     assert dead_letters.purge(redis_client, DEAD, []) == 0
     assert dead_letters.purge(redis_client, DEAD) == 3
     assert redis_client.xlen(DEAD) == 0
+
+
+def test_replay_fits_a_too_large_turn_the_way_publish_would(redis_client: redis.Redis) -> None:
+    """A 5 MB test log refused whole (``too_large``, e.g. XADDed by hand) is replayed cut, not kept."""
+    event = turn(1)
+    tools = event["tool_events"]
+    assert isinstance(tools, list)
+    tools[0]["output"] = "collected 3000 items\n" + "tests/test_mod.py::test_case PASSED\n" * 140_000 + "end"
+    big = wire(event)
+    assert len(big) > DEFAULT_MAX_EVENT_BYTES
+    _add(redis_client, DeadLetterReason.TOO_LARGE, big, "1-0")
+    result = dead_letters.replay(redis_client, DEAD, dead_letters.list_letters(redis_client, DEAD))
+    assert len(result.replayed) == 1 and not result.still_invalid
+    [(_, fields)] = redis_client.xrange(keys.DEFAULT_STREAM)
+    replayed = parse_event(fields[keys.EVENT_FIELD])  # valid under the limit, as the consumer reads it
+    assert len(fields[keys.EVENT_FIELD]) <= DEFAULT_MAX_EVENT_BYTES
+    output = replayed.tool_events[0].output
+    assert output.startswith("collected 3000 items") and output.endswith("end")
+    assert (replayed.harness_meta.model_extra or {})["cut"] == ["tool_events.0.output"]
+    assert dead_letters.list_letters(redis_client, DEAD) == []

@@ -15,6 +15,7 @@ from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
 from ingest import keys
+from ingest.status import worker_liveness
 from tests import configs, signals
 from workers.reaper import reap_queue
 from workers.worker import FixmemQueue, FixmemWorker, WorkerOptions, build_worker, run_worker
@@ -211,3 +212,35 @@ def test_one_lease_thread_serves_every_job_of_a_worker(redis_url: str, redis_cli
     assert len(seen) == 4
     assert len(set(seen)) == 1 and seen[0] == f"lease {worker.name}"  # the same one thread every time
     assert not [t for t in threading.enumerate() if t.name == f"lease {worker.name}"]  # stopped at the end
+
+
+def test_a_busy_worker_stays_alive_in_status_while_its_job_runs(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    """The lease thread beats for the worker: RQ's own heartbeat stops while a job runs (failed before)."""
+    queue = q(redis_client)
+    queue.enqueue("tests.workers.helpers.slow_record", redis_url, "order", "slow", 3.0, result_ttl=0)
+    worker = build_worker(redis_client, options(job_lease_seconds=2, heartbeat_seconds=0.25))
+    late_in_the_job: list[tuple[int, int]] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        client = redis.Redis.from_url(redis_url)
+        started: float | None = None
+        while not done.wait(0.1):
+            if started is None and client.llen("order:started"):
+                started = time.time()
+            running = started is not None and client.llen("order") == 0
+            if running and time.time() - started >= 2.0:  # type: ignore[operator]
+                # RQ's own last beat came before the job started: 2 s old by now
+                late_in_the_job.append(worker_liveness(client, now=time.time(), alive_within=1.5))
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    try:
+        worker.work(burst=True)
+    finally:
+        done.set()
+        thread.join()
+    assert late_in_the_job, "sampled the worker while its job ran"
+    assert (1, 0) in late_in_the_job

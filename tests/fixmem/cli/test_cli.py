@@ -109,6 +109,23 @@ def test_the_pipeline_from_the_command_line(
     assert "mod2" in capsys.readouterr().out
 
 
+def test_dead_letters_show_clips_a_huge_payload_unless_full(
+    env: Path, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str]
+) -> None:
+    payload = b"{not json " + b"0123456789" * 500_000 + b" the end"  # 5 MB, as a harness once sent
+    redis_client.xadd(keys.DEFAULT_STREAM, {"event": payload})
+    assert main(["ingest", "--burst"]) == 0
+    [(letter_id, _)] = redis_client.xrange(keys.DEFAULT_DEAD_STREAM)
+    capsys.readouterr()
+    assert main(["dead-letters", "show", letter_id.decode()]) == 0
+    shown = capsys.readouterr().out
+    assert len(shown) < 30_000
+    assert '"payload_bytes": ' in shown and "{not json" in shown and shown.rstrip().endswith("the end")
+    assert "characters left out: --full shows them all" in shown
+    assert main(["dead-letters", "show", letter_id.decode(), "--full"]) == 0
+    assert len(capsys.readouterr().out) > len(payload)
+
+
 def test_dead_letters_list_show_replay_purge(
     env: Path, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str]
 ) -> None:

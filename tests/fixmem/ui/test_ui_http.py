@@ -95,6 +95,31 @@ def test_projects_show_counts_ratios_a_chart_and_last_activity(ui: Ui) -> None:
     assert "2025-12-08 08:53 UTC" in row  # ev-60: T0 + 60 days, the last activity
 
 
+def test_projects_page_filters_sorts_and_pages(ui: Ui) -> None:
+    """53 projects were once one 6,484-px page: now 50 a page, a filter on the key and four orders."""
+    store = ui.api.ctx.store
+    for n in range(60):
+        key = f"github.com/acme/svc-{n:02d}"
+        store.append("alice", key, [make_entry("alice", key, n, f"svc {n}: a fix")])
+    client = ui.client(ALICE)
+
+    def keys(**params: str) -> list[str]:
+        page = client.get("/ui/projects", params=params)
+        assert page.status_code == 200, page.text
+        return re.findall(r'class="key-cell"><a href="[^"]*">([^<]+)</a>', page.text)
+
+    first = keys()
+    assert len(first) == 50 and len(keys(page="2")) == 12  # 60 + PROJECT + SECOND
+    assert "62 of 62 projects, page 1 of 2" in client.get("/ui/projects").text
+    assert first[0] == PROJECT  # its last activity, T0 + 60 days, is after svc-59's
+    assert keys(q="SVC-1") == [f"github.com/acme/svc-{n}" for n in range(19, 9, -1)]  # newest first
+    assert keys(q="svc-1", sort="name") == [f"github.com/acme/svc-{n}" for n in range(10, 20)]
+    assert keys(q="nothing like it") == []
+    assert keys(sort="fixes")[0] == PROJECT  # 60 entries
+    assert keys(sort="no-such-order") == first
+    assert len(keys(page="999")) == 12  # past the end: the last page
+
+
 def test_entries_filter_by_outcome_file_error_text_and_dates_and_page(ui: Ui) -> None:
     client = ui.client(ALICE)
 

@@ -139,3 +139,22 @@ def test_a_field_fixentry_declares_later_is_shown_too() -> None:
 
     entry = Later.model_validate({**make_entry("a", "p", 1, "t").model_dump(), "verdict": "held"})
     assert [(x.name, x.text) for x in extras(entry)] == [("verdict", "held")]
+
+
+def test_extra_fields_read_as_words_and_a_verdict_as_a_sentence() -> None:
+    """The entry page once showed ``outcome_source`` and a verdict as JSON with a unix ts."""
+    verdict = {"source": "ci", "outcome": "fixed", "ts": 1789381800.0, "detail": "https://ci/runs/7"}
+    entry = make_entry(
+        "a", "p", 1, "t", verdict=verdict, outcome_source="verdict:ci", agent_outcome="partial",
+        run_notes={"k": 1},
+    )  # fmt: skip
+    shown = {x.name: x for x in extras(entry)}
+    assert shown["verdict"].label == "Verdict"
+    assert shown["verdict"].text == "fixed, from ci, on 2026-09-14 10:30 UTC: https://ci/runs/7"
+    assert shown["outcome_source"].label == "Outcome decided by"
+    assert shown["outcome_source"].text == "a verdict from ci"
+    assert shown["agent_outcome"].text == "partial"
+    assert shown["run_notes"].label == "Run notes"  # a field fixmem does not know: its name in words
+    assert shown["run_notes"].text == '{\n  "k": 1\n}'
+    agent = {x.name: x for x in extras(make_entry("b", "p", 1, "t", outcome_source="agent-tests"))}
+    assert agent["outcome_source"].text == "the agent's own tests, after its last edit"
