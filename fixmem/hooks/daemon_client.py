@@ -81,7 +81,7 @@ def daemon_running(hooks_dir: str) -> bool:
 def start_daemon(config: HookConfig, warm: tuple[str, str] | None = None, *, cli: bool = False) -> None:
     """Start ``python -m fixmem.hooks.daemon`` for the data directory, detached (own session, no stdio);
     ``warm``: the (owner, project) it loads before it answers; ``cli``: it imports the CLI's forwarded
-    commands first (``fixmem.console`` starts it)."""
+    commands first (``fixmem.__main__`` starts it)."""
     import subprocess  # noqa: PLC0415 - only on a cold start
 
     env = {**os.environ, "FIXMEM_DATA_DIR": config.data_dir}

@@ -1,6 +1,6 @@
 """The ``fixmem`` console script: the warm daemon answers recall/stats/projects/status as the local path.
 
-Each run is a fresh interpreter calling ``fixmem.console.main`` (the console script's function), with a
+Each run is a fresh interpreter calling ``fixmem.__main__.main`` (the console script's function), with a
 real daemon process (``python -m fixmem.hooks.daemon``), real files and, for ``status``, a real Redis. A
 run's imported modules say which path answered: the local path imports click, the fast path neither
 click nor pydantic. The local answer is the oracle: the same run with the daemon off
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _PROBE = """
 import json, sys
-from fixmem.console import main
+from fixmem.__main__ import main
 code = main(sys.argv[2:])
 sys.stdout.flush()
 sys.stderr.flush()
