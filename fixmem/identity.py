@@ -63,6 +63,12 @@ def resolve_data_dir(
     return os.path.expanduser(given or default_data_dir(env))
 
 
+def hook_spool_dir(data_dir: str | os.PathLike[str]) -> str:
+    """Where the Claude Code Stop publisher keeps the turns Redis did not take (``ingest.spool``), under
+    the data directory: the hooks send them on their next prompt, ``fixmem up`` when it starts."""
+    return os.path.join(os.fspath(data_dir), "hooks", "spool")
+
+
 def resolve_project(
     explicit: str | None = None, *, workspace: str | None = None, env: Mapping[str, str] | None = None
 ) -> str:

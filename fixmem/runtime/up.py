@@ -39,6 +39,7 @@ from typing import TextIO
 import redis
 
 from fixmem.errors import CliError, ExitCode
+from fixmem.identity import hook_spool_dir
 from fixmem.runtime import state
 from fixmem.runtime.api_child import ApiChild, api_child
 from fixmem.runtime.demo import run_demo
@@ -52,7 +53,10 @@ from fixmem.runtime.redis_server import (
 from fixmem.runtime.supervisor import ChildSpec, Supervisor
 from fixmem.settings import Settings
 from fixmem.wiring import consumer_name, make_store, redis_client, runtime_url_path
-from ingest.connection import connect
+from ingest.connection import REDIS_DOWN, connect
+from ingest.errors import PublishError
+from ingest.publish import publish_many
+from ingest.spool import Spool
 
 log = logging.getLogger("fixmem.up")
 
@@ -173,6 +177,7 @@ def run_up(
             watcher = threading.Thread(target=_watch, args=(supervisor, running, stop), daemon=True)
             watcher.start()
             try:
+                deliver_spooled(settings, running.url, out)
                 _print_where(settings, running.url, api, supervisor, out)
                 if not wait_ready(api.ready_url, ready_timeout, stop):
                     if stop.is_set():
@@ -194,6 +199,24 @@ def run_up(
                 out.write("children   stopped\n")
     finally:
         lock.release()
+
+
+def deliver_spooled(settings: Settings, url: str, out: TextIO) -> int:
+    """Publish the turns a Claude Code Stop kept in the data directory's spool while Redis was down
+    (``fixmem.identity.hook_spool_dir``); returns how many. A failure is said and leaves them spooled."""
+    spool = Spool(hook_spool_dir(settings.data_dir))
+    if not spool.pending():
+        return 0
+    client = connect(url, timeout=settings.redis_timeout_seconds)
+    try:
+        sent = spool.drain(lambda stream, wires: publish_many(client, wires, stream=stream))
+    except (PublishError, *REDIS_DOWN, OSError, ValueError) as exc:
+        out.write(f"spool      turns kept while Redis was down were not all published: {exc}\n")
+        return 0
+    finally:
+        client.close()
+    out.write(f"spool      {sent} turn(s) a Stop kept while Redis was down: published\n")
+    return sent
 
 
 def _print_where(settings: Settings, url: str, api: ApiChild, supervisor: Supervisor, out: TextIO) -> None:

@@ -18,8 +18,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
+from fixmem.identity import hook_spool_dir
 from fixmem.runtime.tokens import fingerprint
+from ingest import keys
+from ingest.spool import Spool
+from tests.ingest.turns import turn, wire
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -133,3 +138,18 @@ def test_up_keeps_token_redis_url_and_port_survives_kill_9_and_stops_with_down(d
         if up.poll() is None:
             up.kill()
             up.wait()
+
+
+@pytest.mark.slow
+def test_up_publishes_the_turns_a_stop_spooled_while_redis_was_down(data_dir: Path) -> None:
+    """A Stop with Redis unreachable keeps the session's turns in the spool; ``up`` sends them."""
+    spool = Spool(hook_spool_dir(data_dir))
+    spool.put(keys.DEFAULT_STREAM, [wire(turn(1)), wire(turn(2))])
+    up, values = _up(data_dir)
+    try:
+        client = redis.Redis.from_url(values["REDIS_URL"])
+        assert client.xlen(keys.DEFAULT_STREAM) == 2  # published before `running:` (no worker runs)
+        assert spool.pending() == []
+    finally:
+        up.send_signal(signal.SIGTERM)
+        up.wait(timeout=120)
