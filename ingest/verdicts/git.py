@@ -76,7 +76,7 @@ def log(
     """The commits of ``git log REVS`` (newest first), with their normalized changed lines (``-U0``)."""
     args = ["log", "-p", "-U0", "--no-renames", "--no-color", "--no-ext-diff", f"--format={LOG_FORMAT}"]
     if since is not None:
-        args.append(f"--since=@{int(since)}")
+        args.append(f"--max-age={int(since)}")
     if first_parent:
         args.append("--first-parent")
     return parse_log(run_git(repo, [*args, *revs, "--"]))
