@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -12,6 +13,9 @@ from fixmem import wiring
 from fixmem.cli.options import load_settings, owner_option, redis_url_option, require_owner
 from fixmem.errors import CliError, ExitCode
 from fixmem.settings import Settings
+
+if TYPE_CHECKING:
+    from ingest.verdicts.scan import ScanConfig, ScanResult
 
 
 @click.group("verdicts")
@@ -56,26 +60,16 @@ def scan_git_command(
 ) -> None:
     """Publish git's verdicts: a reverted fix is `partial` (source revert), a landed one `fixed` (merged).
 
-    Reverts are found by git's "This reverts commit" line or by content (a later commit whose diff undoes
-    the fix's); a commit landed on the default branch by sha, or by patch-id or content (squash merges) for
-    branch commits. Each verdict names its commit (the `link` form); the worker links it to the turns.
-    A cursor per repository in Redis keeps a second run from publishing anything again. Exit 65 when the
-    directory is no git repository or a verdict is refused, 69 when Redis cannot be reached.
+    Reverts: by git's "This reverts commit" line or by content (a later diff undoes the fix's); landed: on
+    the default branch by sha, or by patch-id or content (squash merges). Each verdict names its commit
+    (the `link` form). A cursor per repository in Redis keeps a second run from publishing again. Exit 65:
+    no git repository or a verdict refused; 69: Redis cannot be reached.
     """
-    from ingest.backfill.plan import parse_since  # noqa: PLC0415 - only when it runs
-    from ingest.backfill.records import BackfillError  # noqa: PLC0415
-    from ingest.errors import GitError, InvalidEvent, PublishError  # noqa: PLC0415
-    from ingest.verdicts.scan import ScanConfig, scan  # noqa: PLC0415
+    from ingest.errors import GitError, InvalidEvent, PublishError  # noqa: PLC0415 - only when it runs
+    from ingest.verdicts.scan import scan  # noqa: PLC0415
 
-    try:
-        window = parse_since(since, now=time.time())
-    except BackfillError as exc:
-        raise CliError(str(exc), ExitCode.USAGE) from exc
     settings = load_settings(redis_url=redis_url, owner=owner, project=project)
-    who = require_owner(settings)
-    key = settings.project_key(repo.resolve())
-    config = ScanConfig(repo=repo, owner=who, project_key=key, since=window, branch=branch, dry_run=dry_run,
-                        stream=settings.stream)  # fmt: skip
+    config = _config(settings, repo=repo, since=since, branch=branch, dry_run=dry_run)
     client = wiring.redis_client(settings) if not dry_run or _redis_configured(settings) else None
     try:
         result = scan(client, config)
@@ -87,13 +81,34 @@ def scan_git_command(
         raise CliError(str(exc), ExitCode.REDIS_UNAVAILABLE) from exc
     if as_json:
         click.echo(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
-        return
+    else:
+        click.echo(_summary(result, config.project_key))
+
+
+def _config(settings: Settings, *, repo: Path, since: str, branch: str | None, dry_run: bool) -> ScanConfig:
+    """The scan's options: the window parsed (exit 2 when it is not a date or an age), owner, project key."""
+    from ingest.backfill.plan import parse_since  # noqa: PLC0415
+    from ingest.backfill.records import BackfillError  # noqa: PLC0415
+    from ingest.verdicts.scan import ScanConfig  # noqa: PLC0415
+
+    try:
+        window = parse_since(since, now=time.time())
+    except BackfillError as exc:
+        raise CliError(str(exc), ExitCode.USAGE) from exc
+    return ScanConfig(
+        repo=repo, owner=require_owner(settings), project_key=settings.project_key(repo.resolve()),
+        since=window, branch=branch, dry_run=dry_run, stream=settings.stream,
+    )  # fmt: skip
+
+
+def _summary(result: ScanResult, key: str) -> str:
+    """The one line a scan prints: what it read, found, already had, published."""
     found = ", ".join(f"{n} {name}" for name, n in sorted(result.found.items())) or "nothing"
-    verb = "would publish" if dry_run else "published"
-    click.echo(
+    done = f"would publish {len(result.events)}" if result.dry_run else f"published {result.published}"
+    return (
         f"{result.repo} ({key}, {result.branch} at {result.head[:12]}): {result.commits} commits"
-        f" + {result.branch_commits} on other branches; found {found}; {result.known} already published;"
-        f" {verb} {len(result.events) if dry_run else result.published}"
+        f" + {result.branch_commits} on other branches; found {found};"
+        f" {result.known} already published; {done}"
     )
 
 

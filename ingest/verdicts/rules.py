@@ -10,7 +10,7 @@ Rules this file obeys (values in, values out: no git, no clock, no Redis):
   ``min_coverage`` of the fix's informative lines, at least ``min_lines`` of them, and make up at least
   ``min_purity`` of the later commit's own informative lines. Of several earlier commits a commit
   undoes, the best covered is the one reverted (ties: the latest). The rule's figures are chosen on the
-  tuning half of ``evals/verdicts`` (docs/decisions/0040-git-revert-by-content.md).
+  tuning half of ``evals/verdicts`` (docs/decisions/0055-git-revert-by-content.md).
 - **Landed**: every commit reachable from the default branch landed (by sha); a branch commit not on it
   landed when a default-branch commit has the same ``git patch-id --stable`` (a rebase or cherry-pick),
   or by content (a squash merge) when one default-branch commit after it holds ``SquashRule.min_containment``
