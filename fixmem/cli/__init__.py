@@ -53,6 +53,11 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "verdict_command",
         "Publish a verdict on a recorded turn: whether its fix held, by CI, a benchmark, a review, a revert.",
     ),
+    "verdicts": (
+        "fixmem.cli.verdicts",
+        "verdicts_group",
+        "Verdicts from where truth lives: git's reverts and merges (scan-git).",
+    ),
     "schema": (
         "fixmem.cli.schema",
         "schema_command",
