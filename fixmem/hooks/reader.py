@@ -114,10 +114,10 @@ class Reader:
 
 
 def pair(entries: list[tuple[str, tuple[str, ...], bool]], block: str) -> list[Candidate]:
-    """Pair the block's entries with the (id, files, same error) of the entries, in order. An entry is its ``- [outcome]
-    …`` line and the lines under it (its ``change:`` lines); a section heading ("Possibly related:") is
-    not an entry: it goes before each entry of its section (``session.choose`` shows it once), so the
-    block a fresh session gets is the store's."""
+    """Pair the block's entries with the (id, files, same error) of the entries, in order. An entry is its
+    ``- [outcome] …`` line and the lines under it (its ``change:`` lines); a section heading ("Possibly
+    related:") is not an entry: it goes before each entry of its section (``session.choose`` shows it
+    once), so the block a fresh session gets is the store's."""
     chunks: list[str] = []
     heading = ""
     for line in block.splitlines()[1:]:
