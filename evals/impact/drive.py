@@ -49,12 +49,11 @@ P_ERROR, P_EDIT_SHOWN, P_EDIT_UNAIDED = 0.5, 0.8, 0.3
 
 
 def _turn(
-    project: str, workspace: str, message: str, events: list[dict[str, Any]], ts: float, session: str
+    project: str, workspace: str, message: str, events: list[dict[str, Any]], *, ts: float, session: str
 ) -> TurnEvent:
-    return validate_event(
-        {"v": 1, "ts": ts, "owner": OWNER, "project_key": project, "workspace": workspace,
-         "user_message": message, "tool_events": events, "harness_meta": {"harness": "sim", "session_id": session}}
-    )  # fmt: skip
+    meta = {"harness": "sim", "session_id": session}
+    body = {"v": 1, "ts": ts, "owner": OWNER, "project_key": project, "workspace": workspace}
+    return validate_event({**body, "user_message": message, "tool_events": events, "harness_meta": meta})
 
 
 def _pytest(ok: bool) -> dict[str, Any]:
@@ -81,7 +80,9 @@ def seed(config: HookConfig, project: str, workspace: str, now: float) -> None:
             _pytest(True),
         ]
         message = f"settle_batch_{k} crashes on a malformed ledger row in ledger_{k}"
-        events.append(_turn(project, workspace, message, tools, now - 86400 * (k + 1), f"seed-{k}"))
+        events.append(
+            _turn(project, workspace, message, tools, ts=now - 86400 * (k + 1), session=f"seed-{k}")
+        )
     publish_events(config, events)
 
 
@@ -98,8 +99,9 @@ class Agent:
         return f"settle_batch_{self.k} crashes on a malformed ledger row in ledger_{self.k}"
 
 
-def claude_session(config: HookConfig, env: dict[str, str], reader: LocalReader, agent: Agent, sid: str,
-                   workspace: str, ts: float) -> dict[str, Any]:  # fmt: skip
+def claude_session(
+    env: dict[str, str], reader: LocalReader, agent: Agent, *, sid: str, workspace: str
+) -> dict[str, Any]:
     """A Claude Code session through ``claude_code.run``: what the hooks answered, and the turn published."""
     outputs: list[str] = []
 
@@ -146,8 +148,12 @@ def harness_session(
 def run_fleet(root: Path, rng: random.Random, sessions: int, fleet: int) -> dict[str, Any]:
     """One fleet in ``root``: seed, drive ``sessions`` sessions, read the store, check the records."""
     now = time.time()
-    base_env = {"FIXMEM_DATA_DIR": str(root / "data"), "FIXMEM_OWNER": OWNER, "FIXMEM_HOLDBACK": str(SHARE),
-                "FIXMEM_HOLDBACK_SALT": SALT, "FIXMEM_HOOK_DAEMON_IDLE_SECONDS": "0", "HOME": str(root)}  # fmt: skip
+    base_env = {"FIXMEM_DATA_DIR": str(root / "data"), "FIXMEM_OWNER": OWNER, "HOME": str(root)}
+    base_env |= {
+        "FIXMEM_HOLDBACK": str(SHARE),
+        "FIXMEM_HOLDBACK_SALT": SALT,
+        "FIXMEM_HOOK_DAEMON_IDLE_SECONDS": "0",
+    }
     envs = {p: {**base_env, "FIXMEM_PROJECT": p} for p in PROJECTS}
     configs = {p: HookConfig.from_env(e) for p, e in envs.items()}
     workspace = str(root / "ws")
@@ -162,7 +168,7 @@ def run_fleet(root: Path, rng: random.Random, sessions: int, fleet: int) -> dict
         surface = "claude-code" if n % 2 == 0 else "harness"
         ts = now - (sessions - n) * 60
         if surface == "claude-code":
-            done = claude_session(config, envs[project], readers[project], agent, sid, workspace, ts)
+            done = claude_session(envs[project], readers[project], agent, sid=sid, workspace=workspace)
         else:
             done = harness_session(config, readers[project], agent, sid, workspace)
         arm = arm_for(OWNER, project, sid, share=SHARE, salt=SALT)
@@ -173,14 +179,14 @@ def run_fleet(root: Path, rng: random.Random, sessions: int, fleet: int) -> dict
                 _pytest(ok),
             ]
             message = "run the whole suite" if i else f"session {n}: {agent.prompt()}"
-            event = _turn(project, workspace, message, tools, ts + i, sid)
+            event = _turn(project, workspace, message, tools, ts=ts + i, session=sid)
             if surface == "claude-code":  # the Stop publisher: the session's record joins the turn
                 state = SessionStore(claude_code.sessions_dir(config)).read(sid)
                 publish_events(config, [with_recall(event, state)])
             else:
                 Harness(config, workspace=workspace, session=sid, reader=readers[project]).after_turn(event)
-        truth[sid] = {"arm": arm, "project": project, "k": agent.k, "fixed": fixed, "surface": surface,
-                      "errs": agent.errs, "edited": done["edited"], "context": any(done["outputs"])}  # fmt: skip
+        truth[sid] = {"arm": arm, "project": project, "k": agent.k, "fixed": fixed, "surface": surface}
+        truth[sid] |= {"errs": agent.errs, "edited": done["edited"], "context": any(done["outputs"])}
     return check(FixStore(root / "data", cap=configs[next(iter(PROJECTS))].rotation_cap), truth)
 
 

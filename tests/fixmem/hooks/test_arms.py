@@ -144,6 +144,24 @@ def test_the_read_that_showed_a_fix_does_not_follow_it(seeded: Path) -> None:
     assert state.followed == (state.shown[0][0],)
 
 
+def test_reading_a_shown_fix_file_is_not_a_follow_its_error_is(seeded: Path) -> None:
+    env = env_for(seeded, share="0")
+    session = "prompted"
+    prompt_call = payload("UserPromptSubmit", session, prompt="apply_discount raises ZeroDivisionError")
+    assert claude_code.run(json.dumps(prompt_call).encode(), env)
+    totals = "/home/alice/widgets/invoicer/totals.py"
+    read = payload("PostToolUse", session, tool_name="Read", tool_input={"file_path": totals})
+    claude_code.run(json.dumps(read).encode(), env)
+    sessions = SessionStore(claude_code.sessions_dir(claude_code.HookConfig.from_env(env)))
+    assert sessions.read(session).followed == ()  # a Read after the injection: looked at, not followed
+    failure = payload(
+        "PostToolUseFailure", session, tool_name="Bash", error="ZeroDivisionError: division by zero"
+    )
+    claude_code.run(json.dumps(failure).encode(), env)
+    state = sessions.read(session)
+    assert state.followed == (state.shown[0][0],)  # its error signature met
+
+
 def test_the_arm_of_first_contact_holds_for_the_session(seeded: Path) -> None:
     held = session_in(HOLDBACK)
     drive(seeded, held, env_for(seeded))
