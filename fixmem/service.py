@@ -144,3 +144,12 @@ def impact(
     projects = [project] if project else store.projects(owner)
     entries = [e for p in projects for e in store.read(owner, p).entries]
     return impact_report(sessions_of(entries, since=since), effect=effect)
+
+
+def fleet_impact(store: FixStore, owners: Collection[str], *, since: float | None = None) -> ImpactReport:
+    """``impact`` over every project of ``owners`` (the metrics' fleet view). Raises StoreError."""
+    sessions = []
+    for owner in sorted(owners):
+        for project in store.projects(owner):
+            sessions += sessions_of(store.read(owner, project).entries, since=since)
+    return impact_report(sessions)
