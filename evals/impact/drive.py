@@ -69,7 +69,7 @@ def seed(config: HookConfig, project: str, workspace: str, now: float) -> None:
     """``SEEDS`` real fixed turns: fix k edits ``src/ledger_k.py`` after the error ``error_of(k)``."""
     events = []
     for k in range(SEEDS):
-        tools = [
+        tools: list[dict[str, Any]] = [
             {
                 "tool": "bash",
                 "input": {"command": "pytest -q"},

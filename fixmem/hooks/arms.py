@@ -24,6 +24,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy rea
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from fixmem.hooks.reader import Candidate
     from fixmem.hooks.session import SessionState
 
 MEMORY = "memory"
@@ -58,6 +59,39 @@ def arm_for(owner: str, project: str, session_id: str, *, share: float, salt: st
     if not share > 0:
         return MEMORY
     return HOLDBACK if unit(owner, project, session_id, salt) < share else MEMORY
+
+
+def with_arm(
+    state: SessionState, owner: str, project: str, session_id: str, *, share: float, salt: str
+) -> SessionState:
+    """``state`` with its arm: the one it has, else ``arm_for`` now (its first contact). Pure."""
+    if state.arm:
+        return state
+    return state.replace(arm=arm_for(owner, project, session_id, share=share, salt=salt))
+
+
+def shown_of(
+    candidates: Iterable[Candidate], chosen: Sequence[str]
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(id, tier, files) of the ``chosen`` candidates, for ``note_shown``."""
+    by_id = {c.entry_id: c for c in candidates}
+    return [(i, tier_of(by_id[i].line), by_id[i].files) for i in chosen if i in by_id]
+
+
+def shown_block(
+    state: SessionState, block: str, chosen: Sequence[str], trace: dict[str, object], *, found: bool
+) -> str:
+    """The block a call prints: ``block``, or nothing in a ``holdback`` session; ``trace`` (the hook's
+    call log) says which, with the ids injected or shadowed."""
+    trace["arm"] = state.arm
+    if state.arm == HOLDBACK:
+        trace["shadow"] = list(chosen)
+        trace["result"] = "holdback session: no fix injected (the shadow recorded)"
+        return ""
+    trace["injected"] = list(chosen)
+    if not block:
+        trace["result"] = "injected already, or over the budget" if found else "no relevant fix"
+    return block
 
 
 def tier_of(line: str) -> str:

@@ -34,7 +34,7 @@ import sys
 import time
 from collections.abc import Mapping
 
-from fixmem.hooks.arms import HOLDBACK, arm_for, current_session_path, note_follows, note_shown, tier_of
+from fixmem.hooks.arms import current_session_path, note_follows, note_shown, shown_block, shown_of, with_arm
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.reader import Candidate, ColdStart, Query, Reader, ReaderError
 from fixmem.hooks.readers import reader_for
@@ -331,12 +331,12 @@ def lookup(
     edited = action.file if action.edit else None
     if action.file is not None:
         before = sessions.read(session_id)
-        if action.file in before.files:
+        if action.file in before.files:  # looked up already in this session: an edit may follow its fixes
             if edited is not None and before.shown:
                 with sessions.update(session_id) as box:
                     box[0] = note_follows(box[0], edited=edited)
             trace["result"] = "file seen before in this session"
-            return ""  # this file was looked up already in this session
+            return ""
         query = query.replace(q=f"{before.prompt} {action.file}".strip())
     candidates: list[Candidate] = reader.candidates(project, query)
     same_error = [c.entry_id for c in candidates if c.same_error] if query.error else []
@@ -360,21 +360,11 @@ def lookup(
             session_budget=config.session_budget_tokens,
         )
         if chosen.block:
-            by_id = {c.entry_id: c for c in candidates}
-            shown = [(i, tier_of(by_id[i].line), by_id[i].files) for i in chosen.entry_ids]
-            state = note_shown(chosen.state, shown, surface)
+            state = note_shown(chosen.state, shown_of(candidates, chosen.entry_ids), surface)
         box[0] = state
     if first and surface == SURFACE:  # the MCP server of this agent learns its session here
         write_atomic(current_session_path(sessions.directory, config.owner, project), session_id.encode())
-    trace["arm"] = state.arm
-    if state.arm == HOLDBACK:
-        trace["shadow"] = list(chosen.entry_ids)
-        trace["result"] = "holdback session: no fix injected (the shadow recorded)"
-        return ""
-    trace["injected"] = list(chosen.entry_ids)
-    if not chosen.block:
-        trace["result"] = "injected already, or over the budget" if candidates else "no relevant fix"
-    return chosen.block
+    return shown_block(state, chosen.block, chosen.entry_ids, trace, found=bool(candidates))
 
 
 def _contact(
@@ -385,10 +375,9 @@ def _contact(
         state = state.replace(cwd=cwd, project=project)
     if action.event == "UserPromptSubmit":
         state = state.replace(prompt=action.query.q[:PROMPT_KEPT_CHARS])
-    if not state.arm:
-        arm = arm_for(config.owner, project, session_id, share=config.holdback, salt=config.holdback_salt)
-        state = state.replace(arm=arm)
-    return state
+    return with_arm(
+        state, config.owner, project, session_id, share=config.holdback, salt=config.holdback_salt
+    )
 
 
 def run(raw: bytes, env: Mapping[str, str] | None = None, *, reader: Reader | None = None) -> str:
