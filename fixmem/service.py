@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from fixmem.limits import DEFAULT_K, DEFAULT_PROMPT_BUDGET_TOKENS, MAX_ERROR_CHARS, MAX_QUERY_CHARS
 from ingest.schema import TurnEvent
 from store import FixEntry, FixStore, Recalled, fit_query, prompt_block
+from store.impact import ImpactReport, sessions_of
+from store.impact import report as impact_report
 from store.notes.render import DEFAULT_CEILING
 from store.notes.workspace import workspace_prompt_block
 
@@ -126,3 +128,28 @@ def record(store: FixStore, events: Sequence[TurnEvent], *, enabled: bool = True
         None if entry is None or entry.id in forgotten else written.get(entry.id, entry)
         for entry in extracted
     ]
+
+
+def impact(
+    store: FixStore,
+    owner: str,
+    *,
+    project: str | None = None,
+    since: float | None = None,
+    effect: float = 0.10,
+) -> ImpactReport:
+    """Does the memory help: the sessions of ``owner`` (in ``project``, else every project) that ended at
+    or after ``since``, by assigned arm (``store.impact``). Never held back: people asking. Raises
+    StoreError when a log cannot be read."""
+    projects = [project] if project else store.projects(owner)
+    entries = [e for p in projects for e in store.read(owner, p).entries]
+    return impact_report(sessions_of(entries, since=since), effect=effect)
+
+
+def fleet_impact(store: FixStore, owners: Collection[str], *, since: float | None = None) -> ImpactReport:
+    """``impact`` over every project of ``owners`` (the metrics' fleet view). Raises StoreError."""
+    sessions = []
+    for owner in sorted(owners):
+        for project in store.projects(owner):
+            sessions += sessions_of(store.read(owner, project).entries, since=since)
+    return impact_report(sessions)

@@ -112,6 +112,10 @@ class Settings(BaseModel):
     # Metrics by agent: the first N harness (and model) names seen fleet-wide get a label; later ones: other
     metrics_label_cap: int = Field(default=20, ge=1, le=1000)
     notes_ceiling: int = Field(default=40, ge=0)  # notes of .fixmem/memory.md that reach the prompt
+    # The impact measurement (docs/operations.md): this share of agent sessions gets no fix recall (the
+    # holdback arm; notes stay on), assigned per session from (owner, project, session id, salt). 0: off.
+    holdback: float = Field(default=0.0, ge=0.0, le=0.5)
+    holdback_salt: str = ""
 
     # HTTP API and metrics: `fixmem serve`, also started by `fixmem up`
     api_host: str = "127.0.0.1"

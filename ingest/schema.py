@@ -25,6 +25,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ingest.errors import DeadLetterReason, InvalidEvent
+from ingest.recall_meta import RecallMeta
 
 WIRE_VERSION = 1
 MAX_OWNER_CHARS = 256
@@ -214,6 +215,11 @@ class HarnessMeta(BaseModel):
         description="A verdict on this turn the harness already holds (a benchmark report's `resolved`); "
         "applied like a `verdict` event, never part of the turn's derived id.",
     )
+    recall: RecallMeta | None = Field(
+        default=None,
+        description="What fix recall did in the turn's session (arm, fixes injected or shadow, followed): "
+        "the impact measurement's record, never part of the turn's derived id.",
+    )
 
 
 class _Addressed(BaseModel):
@@ -340,8 +346,9 @@ Event = TurnEvent | VerdictEvent
 # Fields added to v1 after ids were first derived from it: left out of the hash while unset, so an event
 # that does not use them keeps the id every earlier version gave it (a retried turn stays one entry).
 _LATER_FIELDS: dict[str, tuple[str, ...]] = {"harness_meta": ("changed_files",)}
-# Fields that are never part of the turn's identity: a verdict is a later word on the turn, not the turn.
-_NOT_IDENTITY: dict[str, tuple[str, ...]] = {"harness_meta": ("verdict",)}
+# Fields that are never part of the turn's identity: a verdict is a later word on the turn, not the turn;
+# the session's impact record (``recall``) grows during the session, the turn stays the same.
+_NOT_IDENTITY: dict[str, tuple[str, ...]] = {"harness_meta": ("verdict", "recall")}
 
 
 def derive_event_id(event: TurnEvent) -> str:

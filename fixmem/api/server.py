@@ -10,16 +10,19 @@ import logging
 import os
 import socket
 import threading
+import time
 
 import uvicorn
 
-from fixmem import wiring
+from fixmem import service, wiring
 from fixmem.api.app import create_app
 from fixmem.api.auth import TokenConfigError, load_tokens
 from fixmem.api.context import ApiContext
+from fixmem.runtime.impact_metrics import WINDOW_SECONDS, ImpactCollector
 from fixmem.runtime.metrics import FleetSource, api_metrics, scrape_client
 from fixmem.settings import Settings
 from ingest.connection import connect
+from store.impact import ImpactReport
 
 log = logging.getLogger("fixmem.api.server")
 
@@ -43,13 +46,13 @@ def build_context(settings: Settings) -> ApiContext:
         )
     client = connect(url, timeout=settings.redis_timeout_seconds) if url else None
     metrics = api_metrics(scrape_client(url) if url else None, FleetSource.from_settings(settings))
-    return ApiContext(
-        settings=settings,
-        store=wiring.make_store(settings, client),
-        tokens=tokens,
-        metrics=metrics,
-        client=client,
-    )
+    store = wiring.make_store(settings, client)
+
+    def fleet() -> ImpactReport:  # the sessions of the owners this API serves, ended in the window
+        return service.fleet_impact(store, tokens.owners, since=time.time() - WINDOW_SECONDS)
+
+    metrics.registry.register(ImpactCollector(fleet))
+    return ApiContext(settings=settings, store=store, tokens=tokens, metrics=metrics, client=client)
 
 
 def make_server(ctx: ApiContext, *, host: str, port: int, log_level: str = "info") -> uvicorn.Server:

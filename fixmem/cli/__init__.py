@@ -84,6 +84,11 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "projects_command",
         "List the owner's projects: fixes, outcome ratios, last activity.",
     ),
+    "impact": (
+        "fixmem.cli.impact",
+        "impact_command",
+        "Does the memory help: sessions with fix recall against the holdback arm (FIXMEM_HOLDBACK).",
+    ),
     "forget": (
         "fixmem.cli.memory",
         "forget_command",

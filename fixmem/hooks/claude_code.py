@@ -34,10 +34,11 @@ import sys
 import time
 from collections.abc import Mapping
 
+from fixmem.hooks.arms import current_session_path, note_follows, note_shown, shown_block, shown_of, with_arm
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.reader import Candidate, ColdStart, Query, Reader, ReaderError
 from fixmem.hooks.readers import reader_for
-from fixmem.hooks.session import SessionState, SessionStore, choose, note_call, note_failure
+from fixmem.hooks.session import SessionState, SessionStore, choose, note_call, note_failure, write_atomic
 from fixmem.identity import hook_spool_dir, resolve_project
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILE_TOOLS = frozenset({"Read", "Edit", "Write"})  # MultiEdit is no longer a Claude Code tool
+EDIT_TOOLS = frozenset({"Edit", "Write"})  # a change of the file: a follow of the fixes shown for it
+SURFACE = "claude-code"  # the surface named in a session's impact record
 ERROR_TOOLS = frozenset({"Bash"})  # PostToolUseFailure: a failed command's error
 STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 MAX_PAYLOAD_BYTES = 8 << 20
@@ -61,24 +64,26 @@ class MalformedPayload(ValueError):
 
 
 class Lookup:
-    """Recall ``query`` and inject the new fixes; ``file`` is remembered as seen when given."""
+    """Recall ``query`` and inject the new fixes; ``file`` is remembered as seen when given (``edit``: the
+    agent changed it, which follows the fixes of that file shown before)."""
 
-    __slots__ = ("event", "file", "query")
+    __slots__ = ("edit", "event", "file", "query")
 
-    def __init__(self, event: str, query: Query, file: str | None = None) -> None:
-        self.event, self.query, self.file = event, query, file
+    def __init__(self, event: str, query: Query, file: str | None = None, *, edit: bool = False) -> None:
+        self.event, self.query, self.file, self.edit = event, query, file, edit
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Lookup) and (self.event, self.query, self.file) == (
+        return isinstance(other, Lookup) and (self.event, self.query, self.file, self.edit) == (
             other.event,
             other.query,
             other.file,
+            other.edit,
         )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Lookup({self.event!r}, {self.query!r}, file={self.file!r})"
+        return f"Lookup({self.event!r}, {self.query!r}, file={self.file!r}, edit={self.edit!r})"
 
 
 class Publish:
@@ -153,7 +158,7 @@ def plan(payload: Mapping[str, Any]) -> Lookup | Publish | Warm | None:
         if not isinstance(path, str) or not path.strip():
             return None
         rel = relative(path, cwd)
-        return Lookup(event, Query(rel, files=(rel,)), file=rel)
+        return Lookup(event, Query(rel, files=(rel,)), file=rel, edit=tool in EDIT_TOOLS)
     if event == "PostToolUseFailure" and tool in ERROR_TOOLS:
         error = _str(payload, "error") or _str(payload, "error_message")
         if payload.get("is_interrupt") is True:
@@ -312,31 +317,36 @@ def lookup(
     *,
     cwd: str | None = None,
     trace: dict[str, Any] | None = None,
+    surface: str = SURFACE,
 ) -> str:
-    """The block of fixes for ``action`` not injected yet in the session ("" for none); records them
-    (and, given ``cwd``, the session's cwd and project key). ``trace`` gets what happened (the project,
+    """The block of fixes for ``action`` not injected yet in the session ("" for none, and always in a
+    ``holdback`` session); records them (the session's arm, fixes shown and followed: ``fixmem.hooks.arms``;
+    given ``cwd``, the session's cwd and project key). ``trace`` gets what happened (the project,
     candidates found, ids injected) for the call log. Raises ReaderError, OSError."""
     trace = {} if trace is None else trace
     trace["project"] = project
     sessions = SessionStore(sessions_dir(config))
     session_id = session_id or NO_SESSION
     query = action.query
+    edited = action.file if action.edit else None
     if action.file is not None:
         before = sessions.read(session_id)
-        if action.file in before.files:
+        if action.file in before.files:  # looked up already in this session: an edit may follow its fixes
+            if edited is not None and before.shown:
+                with sessions.update(session_id) as box:
+                    box[0] = note_follows(box[0], edited=edited)
             trace["result"] = "file seen before in this session"
-            return ""  # this file was looked up already in this session
+            return ""
         query = query.replace(q=f"{before.prompt} {action.file}".strip())
     candidates: list[Candidate] = reader.candidates(project, query)
+    same_error = [c.entry_id for c in candidates if c.same_error] if query.error else []
     if action.file is not None:
         candidates = [c for c in candidates if touched(c, action.file)]
     trace["candidates"] = len(candidates)
     with sessions.update(session_id) as box:
-        state: SessionState = box[0]
-        if cwd is not None and (state.cwd, state.project) != (cwd, project):
-            state = state.replace(cwd=cwd, project=project)
-        if action.event == "UserPromptSubmit":
-            state = state.replace(prompt=action.query.q[:PROMPT_KEPT_CHARS])
+        state = _contact(box[0], config, session_id, project, action, cwd=cwd)
+        first = not box[0].arm
+        state = note_follows(state, edited=edited, same_error=same_error)  # before this call's own fixes
         if action.file is not None:
             if action.file in state.files:
                 box[0] = state
@@ -349,11 +359,25 @@ def lookup(
             prompt_budget=config.prompt_budget_tokens,
             session_budget=config.session_budget_tokens,
         )
-        box[0] = chosen.state if chosen.block else state
-    trace["injected"] = list(chosen.entry_ids)
-    if not chosen.block:
-        trace["result"] = "injected already, or over the budget" if candidates else "no relevant fix"
-    return chosen.block
+        if chosen.block:
+            state = note_shown(chosen.state, shown_of(candidates, chosen.entry_ids), surface)
+        box[0] = state
+    if first and surface == SURFACE:  # the MCP server of this agent learns its session here
+        write_atomic(current_session_path(sessions.directory, config.owner, project), session_id.encode())
+    return shown_block(state, chosen.block, chosen.entry_ids, trace, found=bool(candidates))
+
+
+def _contact(
+    state: SessionState, config: HookConfig, session_id: str, project: str, action: Lookup, *, cwd: str | None
+) -> SessionState:
+    """``state`` at this call: its cwd and project, the last prompt, and its arm at first contact."""
+    if cwd is not None and (state.cwd, state.project) != (cwd, project):
+        state = state.replace(cwd=cwd, project=project)
+    if action.event == "UserPromptSubmit":
+        state = state.replace(prompt=action.query.q[:PROMPT_KEPT_CHARS])
+    return with_arm(
+        state, config.owner, project, session_id, share=config.holdback, salt=config.holdback_salt
+    )
 
 
 def run(raw: bytes, env: Mapping[str, str] | None = None, *, reader: Reader | None = None) -> str:

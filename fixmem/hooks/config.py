@@ -31,6 +31,9 @@ DEFAULT_STREAM = "fixmem:turns"  # Settings.stream (ingest.keys.DEFAULT_STREAM)
 DEFAULT_ROTATION_CAP = 500  # Settings.rotation_cap: entries a project keeps when the hook writes locally
 DEFAULT_ROTATION_SLACK = 50  # Settings.rotation_slack: lines past the cap an append may leave
 DEFAULT_K = 5  # fixmem.limits.DEFAULT_K
+DEFAULT_HOLDBACK = 0.0  # Settings.holdback: the share of agent sessions held back from fix recall (0: off)
+DEFAULT_HOLDBACK_SALT = ""  # Settings.holdback_salt: change it to draw a new assignment
+MAX_HOLDBACK = 0.5  # Settings.holdback's bound
 
 
 def read_token(path: str | None) -> str | None:
@@ -61,6 +64,8 @@ class HookConfig:
         "daemon_idle_seconds",
         "data_dir",
         "enabled",
+        "holdback",
+        "holdback_salt",
         "k",
         "owner",
         "project",
@@ -92,6 +97,8 @@ class HookConfig:
         rotation_slack: int = DEFAULT_ROTATION_SLACK,
         enabled: bool = True,
         k: int = DEFAULT_K,
+        holdback: float = DEFAULT_HOLDBACK,
+        holdback_salt: str = DEFAULT_HOLDBACK_SALT,
     ) -> None:
         self.data_dir = os.fspath(data_dir)
         self.owner, self.project = owner, project
@@ -101,6 +108,7 @@ class HookConfig:
         self.daemon_idle_seconds, self.cold_wait_seconds = daemon_idle_seconds, cold_wait_seconds
         self.rotation_cap, self.rotation_slack = rotation_cap, rotation_slack
         self.enabled, self.k = enabled, k
+        self.holdback, self.holdback_salt = holdback, holdback_salt
 
     def __repr__(self) -> str:
         shown = {name: getattr(self, name) for name in self.__slots__ if name != "api_token"}
@@ -148,4 +156,12 @@ class HookConfig:
             rotation_slack=int(number("ROTATION_SLACK", DEFAULT_ROTATION_SLACK)),
             enabled=_truthy(get("FIX_MEMORY_ENABLED") or "1")
             and _truthy(get("FIX_MEMORY_AUTO_RECALL") or "1"),
+            holdback=_share(number("HOLDBACK", DEFAULT_HOLDBACK)),
+            holdback_salt=env.get(PREFIX + "HOLDBACK_SALT") or DEFAULT_HOLDBACK_SALT,
         )
+
+
+def _share(value: float) -> float:
+    """A holdback share out of [0, MAX_HOLDBACK] (or not a number) is the default: no holdback, as
+    ``Settings`` refuses it (the hook never fails an agent on a setting)."""
+    return value if 0.0 <= value <= MAX_HOLDBACK else DEFAULT_HOLDBACK

@@ -25,12 +25,22 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from fixmem.hooks.claude_code import ERROR_TAIL_CHARS, Lookup, lookup, mentioned_files, project_of, relative
+from fixmem.hooks.claude_code import (
+    ERROR_TAIL_CHARS,
+    Lookup,
+    lookup,
+    mentioned_files,
+    project_of,
+    relative,
+    sessions_dir,
+)
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.reader import Query, Reader, ReaderError
 from fixmem.hooks.readers import reader_for
-from fixmem.hooks.session import note_failure
+from fixmem.hooks.session import SessionStore, note_failure
 from ingest.schema import TurnEvent
+
+SURFACE = "harness"  # the surface named in a session's impact record
 
 
 class Harness:
@@ -68,7 +78,7 @@ class Harness:
         if not self.config.enabled:
             return ""
         try:
-            return lookup(self.config, self.reader, self.session, self.project, action)
+            return lookup(self.config, self.reader, self.session, self.project, action, surface=SURFACE)
         except ReaderError as exc:
             note_failure(self.config.hooks_dir, "unavailable", str(exc))
         except Exception as exc:
@@ -85,10 +95,12 @@ class Harness:
             Lookup("UserPromptSubmit", Query(text, files=mentioned_files(text, self.workspace)))
         )
 
-    def on_file(self, path: str) -> str:
-        """Fixes that touched ``path`` not shown yet (once per file per session; "" for none)."""
+    def on_file(self, path: str, *, edited: bool = False) -> str:
+        """Fixes that touched ``path`` not shown yet (once per file per session; "" for none). ``edited``:
+        the agent changed the file (a follow of the fixes of that file shown before, for the impact)."""
         rel = relative(os.path.join(self.workspace, path), self.workspace)
-        return self._block(Lookup("PostToolUse", Query(rel, files=(rel,)), file=rel)) if path.strip() else ""
+        action = Lookup("PostToolUse", Query(rel, files=(rel,)), file=rel, edit=edited)
+        return self._block(action) if path.strip() else ""
 
     def on_error(self, output: str) -> str:
         """Fixes of the error in a failing command's ``output`` not shown yet ("" for none)."""
@@ -100,10 +112,11 @@ class Harness:
         ``tool_events``, … — owner, project, workspace, time and id are filled in); its event id (also when
         Redis is down: then it waits in ``<data_dir>/hooks/spool/`` for the next publish), or None when it
         could not be published nor kept (logged and counted)."""
-        from fixmem.hooks.publisher import publish_events  # noqa: PLC0415 - the store or Redis, only here
+        from fixmem.hooks.publisher import publish_events, with_recall  # noqa: PLC0415 - store or Redis
 
         try:
             event = turn if isinstance(turn, TurnEvent) else self._event(turn)
+            event = with_recall(event, SessionStore(sessions_dir(self.config)).read(self.session))
             published = publish_events(self.config, [event])
         except Exception as exc:
             note_failure(self.config.hooks_dir, "publish", f"{type(exc).__name__}: {exc}")

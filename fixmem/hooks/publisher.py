@@ -19,9 +19,10 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from fixmem.hooks.arms import recall_record
 from fixmem.hooks.claude_code import NO_SESSION, project_of, sessions_dir, spool_dir
 from fixmem.hooks.config import HookConfig
-from fixmem.hooks.session import SessionStore, note_failure
+from fixmem.hooks.session import SessionState, SessionStore, note_failure
 from ingest.schema import TurnEvent
 
 
@@ -62,6 +63,23 @@ def publish_events(config: HookConfig, events: Sequence[TurnEvent]) -> list[str]
     return [e.event_id for e in events]
 
 
+def with_recall(event: TurnEvent, state: SessionState) -> TurnEvent:
+    """``event`` carrying the session's impact record (``harness_meta.recall``; not part of its id)."""
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from ingest.recall_meta import RecallMeta  # noqa: PLC0415
+
+    record = recall_record(state)
+    try:
+        recall = None if record is None else RecallMeta.model_validate(record)
+    except ValidationError:  # a hand-edited state file: the turn goes without its record
+        return event
+    if recall is None:
+        return event
+    meta = event.harness_meta.model_copy(update={"recall": recall})
+    return event.model_copy(update={"harness_meta": meta})
+
+
 def transcript_events(config: HookConfig, transcript: Path, cwd: str) -> list[TurnEvent]:
     """The turn events of a Claude Code transcript (the readable ones when some lines are torn)."""
     from ingest.importers import PartialLog  # noqa: PLC0415
@@ -85,7 +103,7 @@ def publish_transcript(
     sessions = SessionStore(sessions_dir(config))
     with sessions.update(session_id or NO_SESSION) as box:
         done = set(box[0].published)
-        todo = [e for e in events if e.event_id not in done]
+        todo = [with_recall(e, box[0]) for e in events if e.event_id not in done]
         published = publish_events(config, todo)
         box[0] = box[0].replace(published=(*box[0].published, *published))
     return published

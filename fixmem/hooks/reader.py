@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 MAX_QUERY_CHARS = 16_384
 MAX_PATH_CHARS = 1024
 MAX_FILES = 50
+SAME_ERROR = "same error"  # store.recall.search: the reason of a fix matched on the query's error signature
 
 
 class ReaderError(Exception):
@@ -76,12 +77,13 @@ class Query:
 
 
 class Candidate:
-    """One recalled entry: its id, its files, and its line of the prompt block."""
+    """One recalled entry: its id, its files, its line of the prompt block, and whether the store matched
+    it on the query's error signature (``same error``: what a follow of an error is)."""
 
-    __slots__ = ("entry_id", "files", "line")
+    __slots__ = ("entry_id", "files", "line", "same_error")
 
-    def __init__(self, entry_id: str, files: tuple[str, ...], line: str) -> None:
-        self.entry_id, self.files, self.line = entry_id, files, line
+    def __init__(self, entry_id: str, files: tuple[str, ...], line: str, same_error: bool = False) -> None:
+        self.entry_id, self.files, self.line, self.same_error = entry_id, files, line, same_error
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Candidate) and self.to_json() == other.to_json()
@@ -92,15 +94,15 @@ class Candidate:
         return f"Candidate{tuple(self.to_json())!r}"
 
     def to_json(self) -> list[Any]:
-        return [self.entry_id, list(self.files), self.line]
+        return [self.entry_id, list(self.files), self.line, self.same_error]
 
     @classmethod
     def from_json(cls, item: Any) -> Candidate:
-        """Raises TypeError, ValueError on a malformed item."""
-        entry_id, files, line = item
+        """Raises TypeError, ValueError on a malformed item (an older daemon's has no fourth element)."""
+        entry_id, files, line, *rest = item
         if not isinstance(entry_id, str) or not isinstance(line, str) or not isinstance(files, list):
             raise TypeError(f"not a candidate: {item!r}")
-        return cls(entry_id, tuple(str(f) for f in files), line)
+        return cls(entry_id, tuple(str(f) for f in files), line, bool(rest and rest[0] is True))
 
 
 class Reader:
@@ -111,11 +113,11 @@ class Reader:
         raise NotImplementedError
 
 
-def pair(entries: list[tuple[str, tuple[str, ...]]], block: str) -> list[Candidate]:
-    """Pair the block's entries with the (id, files) of the entries, in order. An entry is its ``- [outcome]
-    …`` line and the lines under it (its ``change:`` lines); a section heading ("Possibly related:") is
-    not an entry: it goes before each entry of its section (``session.choose`` shows it once), so the
-    block a fresh session gets is the store's."""
+def pair(entries: list[tuple[str, tuple[str, ...], bool]], block: str) -> list[Candidate]:
+    """Pair the block's entries with the (id, files, same error) of the entries, in order. An entry is its
+    ``- [outcome] …`` line and the lines under it (its ``change:`` lines); a section heading ("Possibly
+    related:") is not an entry: it goes before each entry of its section (``session.choose`` shows it
+    once), so the block a fresh session gets is the store's."""
     chunks: list[str] = []
     heading = ""
     for line in block.splitlines()[1:]:
@@ -125,7 +127,7 @@ def pair(entries: list[tuple[str, tuple[str, ...]]], block: str) -> list[Candida
             chunks[-1] += "\n" + line
         else:
             heading = line
-    return [Candidate(i, files, chunk) for (i, files), chunk in zip(entries, chunks, strict=False)]
+    return [Candidate(i, f, chunk, same) for (i, f, same), chunk in zip(entries, chunks, strict=False)]
 
 
 class RemoteReader(Reader):
@@ -157,7 +159,11 @@ class RemoteReader(Reader):
         try:
             answer = json.loads(raw)
             found = [
-                (str(item["entry"]["id"]), tuple(str(f) for f in item["entry"].get("files") or ()))
+                (
+                    str(item["entry"]["id"]),
+                    tuple(str(f) for f in item["entry"].get("files") or ()),
+                    (item.get("reasons") or {}).get("error") == SAME_ERROR,
+                )
                 for item in answer["recalled"]
             ]
             return pair(found, str(answer["prompt_block"]))
@@ -196,7 +202,10 @@ class LocalReader(Reader):
             )
         except (StoreError, ValueError, OSError) as exc:
             raise ReaderError(f"local store at {self.config.data_dir}: {exc}") from exc
-        return pair([(r.entry.id, tuple(r.entry.files)) for r in found.recalled], found.block)
+        found_ids = [
+            (r.entry.id, tuple(r.entry.files), r.reasons.error == SAME_ERROR) for r in found.recalled
+        ]
+        return pair(found_ids, found.block)
 
 
 def _full_site() -> None:

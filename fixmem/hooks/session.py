@@ -33,7 +33,18 @@ def estimate_tokens(text: str) -> int:
 class SessionState:
     """What one session has had so far (a value: ``replace`` makes a changed copy)."""
 
-    __slots__ = ("cwd", "files", "injected", "project", "prompt", "published", "tokens")
+    __slots__ = (
+        "arm",
+        "cwd",
+        "files",
+        "followed",
+        "injected",
+        "project",
+        "prompt",
+        "published",
+        "shown",
+        "tokens",
+    )
 
     def __init__(
         self,
@@ -45,11 +56,17 @@ class SessionState:
         prompt: str = "",
         cwd: str = "",
         project: str = "",
+        arm: str = "",
+        shown: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (),
+        followed: tuple[str, ...] = (),
     ) -> None:
         self.injected, self.files, self.tokens = injected, files, tokens
         self.published = published
         self.prompt = prompt  # the session's last prompt (the file hook's query text)
         self.cwd, self.project = cwd, project  # the session's cwd and its project key ("": not yet)
+        # The impact record (fixmem.hooks.arms): the arm of first contact ("": none yet), the fixes chosen
+        # (id, surface, tier, files: injected in `memory`, the shadow in `holdback`) and the ids followed.
+        self.arm, self.shown, self.followed = arm, shown, followed
 
     def replace(self, **changes: object) -> SessionState:
         """A copy with ``changes``."""
@@ -73,6 +90,9 @@ class SessionState:
             "prompt": self.prompt,
             "cwd": self.cwd,
             "project": self.project,
+            "arm": self.arm,
+            "shown": [[i, s, t, list(f)] for i, s, t, f in self.shown],
+            "followed": list(self.followed),
         }
 
     @classmethod
@@ -90,6 +110,7 @@ class SessionState:
             return value if isinstance(value, str) else ""
 
         tokens = doc.get("tokens")
+        shown = doc.get("shown")
         return cls(
             injected=strings("injected"),
             files=strings("files"),
@@ -98,7 +119,18 @@ class SessionState:
             prompt=text("prompt"),
             cwd=text("cwd"),
             project=text("project"),
+            arm=text("arm"),
+            shown=tuple(_shown(shown)) if isinstance(shown, list) else (),
+            followed=strings("followed"),
         )
+
+
+def _shown(items: list[object]) -> Iterator[tuple[str, str, str, tuple[str, ...]]]:
+    """The well-formed ``[id, surface, tier, [files]]`` items of a stored ``shown`` list."""
+    for item in items:
+        if isinstance(item, list) and len(item) == 4 and all(isinstance(v, str) for v in item[:3]):
+            files = item[3] if isinstance(item[3], list) else []
+            yield item[0], item[1], item[2], tuple(f for f in files if isinstance(f, str))
 
 
 class Choice:
@@ -180,12 +212,12 @@ class SessionStore:
                 box = [before]
                 yield box
                 if box[0] != before:
-                    _write_atomic(path, json.dumps(box[0].to_json(), separators=(",", ":")).encode())
+                    write_atomic(path, json.dumps(box[0].to_json(), separators=(",", ":")).encode())
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _write_atomic(path: str, data: bytes) -> None:
+def write_atomic(path: str, data: bytes) -> None:
     """Write via ``.<name>.<pid>.tmp`` + ``os.replace`` (no ``tempfile``: ~10 ms of imports saved)."""
     head, name = os.path.split(path)
     tmp = os.path.join(head, f".{name}.{os.getpid()}.tmp")
@@ -226,7 +258,7 @@ def note_failure(
                 if not isinstance(counts, dict):
                     counts = {}
                 counts[kind] = int(counts.get(kind, 0)) + 1
-                _write_atomic(counters, json.dumps(counts, sort_keys=True).encode())
+                write_atomic(counters, json.dumps(counts, sort_keys=True).encode())
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
     except (OSError, ValueError, TypeError):
@@ -261,7 +293,7 @@ def note_call(hooks_dir: str | os.PathLike[str], record: dict[str, object]) -> N
         finally:
             os.close(fd)
         if size > CALLS_ROLL_BYTES:
-            _write_atomic(path, b"".join(recent_call_lines(path)))
+            write_atomic(path, b"".join(recent_call_lines(path)))
     except (OSError, ValueError, TypeError):
         pass
 

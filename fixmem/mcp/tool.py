@@ -14,7 +14,9 @@ checkout: paths are normalized against it and fixes whose files are gone are mar
 
 from __future__ import annotations
 
+import os
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, Literal
@@ -24,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixmem import service
 from fixmem.errors import InvalidInput
+from fixmem.hooks.arms import HOLDBACK, arm_for
 from fixmem.limits import (
     DEFAULT_K,
     DEFAULT_PROMPT_BUDGET_TOKENS,
@@ -33,11 +36,13 @@ from fixmem.limits import (
     MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
 )
+from fixmem.mcp.session import record, session_of
 from fixmem.settings import Settings
-from store import FixStore
+from store import FixStore, Recalled
 from store.notes.render import DEFAULT_CEILING
 
 TOOL_NAME: Final = "recall_fixes"
+MAX_SESSION_ID_CHARS: Final = 256
 TOOL_TITLE: Final = "Recall past fixes"
 NOTHING_RELEVANT: Final = "No relevant past fix in this project."
 DISABLED: Final = "Fix memory is disabled here (fix_memory_enabled is off)."
@@ -75,6 +80,11 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
                 "it is trimmed)."
             ),
         },
+        "session_id": {
+            "type": "string",
+            "maxLength": MAX_SESSION_ID_CHARS,
+            "description": "The agent session's id, when the client knows it (else: the connection).",
+        },
         "k": {
             "type": "integer",
             "minimum": 1,
@@ -107,6 +117,7 @@ class RecallArgs(BaseModel):
     files: list[Path_] = Field(default_factory=list, max_length=MAX_FILES)
     error: str | None = None  # trimmed to MAX_ERROR_CHARS
     k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)
+    session_id: str | None = Field(default=None, min_length=1, max_length=MAX_SESSION_ID_CHARS)
 
 
 def parse_args(args: Mapping[str, Any] | str | bytes | None) -> RecallArgs:
@@ -144,6 +155,13 @@ class ToolContext:
     auto_recall: bool = True
     notes_ceiling: int = DEFAULT_CEILING
     clock: Callable[[], float] = field(default=time.time)
+    # The impact measurement (fixmem.mcp.session): the holdback share and salt, the hooks' session
+    # directory (None: the arm is not recorded), and this connection's own session.
+    holdback: float = 0.0
+    holdback_salt: str = ""
+    sessions_dir: str | None = None
+    session_id: str = field(default_factory=lambda: "mcp-" + uuid.uuid4().hex)
+    started: float = field(default_factory=time.time)
 
     @classmethod
     def from_settings(
@@ -159,6 +177,9 @@ class ToolContext:
             enabled=settings.fix_memory_enabled,
             auto_recall=settings.fix_memory_auto_recall,
             notes_ceiling=settings.notes_ceiling,
+            holdback=settings.holdback,
+            holdback_salt=settings.holdback_salt,
+            sessions_dir=os.path.join(settings.data_dir, "hooks", "sessions"),
         )
 
 
@@ -188,7 +209,19 @@ def recall_fixes(ctx: ToolContext, args: Mapping[str, Any] | str | bytes | None)
     found = service.recall(
         ctx.store, ctx.owner, ctx.project_key, question, budget_tokens=ctx.budget_tokens, now=ctx.clock()
     )
+    if _arm(ctx, parsed.session_id, found.recalled) == HOLDBACK:  # recorded as the shadow, not shown
+        return ToolResult(NOTHING_RELEVANT, "", [])
     return ToolResult(found.block or NOTHING_RELEVANT, found.block, [r.to_dict() for r in found.recalled])
+
+
+def _arm(ctx: ToolContext, given: str | None, recalled: list[Recalled]) -> str:
+    """The arm of the call's session, with ``recalled`` recorded in it (``fixmem.mcp.session``)."""
+    where = (ctx.sessions_dir, ctx.owner, ctx.project_key)
+    session_id = session_of(*where, given=given, connection=ctx.session_id, started=ctx.started)
+    try:
+        return record(*where, session_id, recalled, share=ctx.holdback, salt=ctx.holdback_salt)
+    except OSError:  # the record cannot be kept: the arm is still the session's
+        return arm_for(ctx.owner, ctx.project_key, session_id, share=ctx.holdback, salt=ctx.holdback_salt)
 
 
 def auto_recall(
@@ -206,6 +239,8 @@ def auto_recall(
     question = service.Question(query, files, errors, DEFAULT_K, ctx.workspace)
     found = query or files or errors
     recalled = service.find(ctx.store, ctx.owner, ctx.project_key, question, now=now) if found else []
+    if recalled and _arm(ctx, None, recalled[:DEFAULT_K]) == HOLDBACK:
+        recalled = []  # a holdback session: the notes only
     return service.render(
         recalled,
         ctx.budget_tokens,

@@ -9,10 +9,12 @@ Pages (server-rendered HTML, no script, every asset shipped in this package):
 - ``/ui/forget`` (POST): forget one or many entries, after a confirmation.
 - ``/ui/search``: a task (and files, an error) -> the prompt block the agent would get, scores, reasons.
 - ``/ui/review?project=<key>``: suggested notes to approve, edit or reject (``store.notes.review``).
+- ``/ui/impact``: does the memory help? Sessions with fix recall against the holdback arm, the lift.
 - ``/ui/pipeline``: streams, queues, workers, dead letters, replay and purge: operators only.
 
 Modules: ``web`` (templates, viewer, CSRF, errors, login), ``pages`` (the owner's pages),
-``review_pages``, ``ops`` (pipeline), ``summary`` (the projects page's rows), ``limit`` (failed logins);
+``review_pages``, ``impact_page``, ``ops`` (pipeline), ``summary`` (the projects page's rows), ``limit``
+(failed logins);
 pure helpers ``listing`` (an entry's extra fields; filters and paging are ``store.listing``) and
 ``chart`` (SVG).
 """
@@ -32,10 +34,10 @@ def mount(app: FastAPI, ctx: ApiContext) -> None:
 
     Raises TokenConfigError for a malformed ``FIXMEM_API_OPS_TOKENS``.
     """
-    from fixmem.ui import ops, pages, review_pages, web  # noqa: PLC0415 - jinja2 only when serving
+    from fixmem.ui import impact_page, ops, pages, review_pages, web  # noqa: PLC0415 - jinja2 when serving
 
     app.state.ui = web.build_state(ctx)
-    for module in (web, pages, review_pages, ops):
+    for module in (web, pages, review_pages, impact_page, ops):
         app.include_router(module.router)
     app.add_exception_handler(web.UiError, web.ui_error)
     app.add_exception_handler(web.LoginNeeded, web.login_needed)

@@ -24,8 +24,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from fixmem.api.app import router
 from fixmem.cli import cli
+from fixmem.runtime.impact_metrics import impact_families
 from fixmem.runtime.metrics import api_metrics, fleet_families, scrape_client
 from fixmem.settings import ENV_PREFIX, Settings
+from store.impact import SessionOutcome
+from store.impact import report as impact_report
 from tests.fixmem.runtime.test_metrics import SOURCE, _registry, _snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,7 +123,12 @@ def _exposed_names() -> set[str]:
     api.requests.labels("GET", "/healthz", "200").inc()  # a labelled counter shows once it has a child
     down = api.registry
     fleet = _registry(fleet_families(_snapshot({"fixed": 1}, last=1.0)))
-    texts = [generate_latest(fleet), generate_latest(down)]
+    sample = [
+        SessionOutcome("s1", "p", arm, 1.0, True, True, True, ("f",), ("f",))
+        for arm in ("memory", "holdback")
+    ]
+    impact = _registry(impact_families(impact_report(sample)))
+    texts = [generate_latest(fleet), generate_latest(down), generate_latest(impact)]
     names = set()
     for text in texts:
         for family in text_string_to_metric_families(text.decode()):
@@ -175,6 +183,8 @@ OPS_PANELS = {
     },
     "outcome ratio by harness": {"fixmem:harness_entries:ratio_rate1d"},
     "outcome ratio by model": {"fixmem:model_entries:ratio_rate1d"},
+    "impact: lift of fix recall": {"fixmem_impact_lift_ratio"},
+    "impact: sessions and follow ratio": {"fixmem_impact_sessions", "fixmem_impact_follow_ratio"},
 }  # fmt: skip
 
 

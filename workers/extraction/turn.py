@@ -155,5 +155,15 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         event_id=event.event_id,
         extractor=EXTRACTOR_VERSION,
         changes=summarize_changes(events, resolver, files, limits, calls=calls) or None,
+        **impact_fields(event),
     )
     return Extracted(entry=entry, skip=None)
+
+
+def impact_fields(event: TurnEvent) -> dict[str, object]:
+    """The session and its impact record (``harness_meta.recall``) for the entry, when the turn carries
+    one: extra fields of the line (``FixEntry`` keeps them), absent from every other line."""
+    meta = event.harness_meta
+    if meta.recall is None:
+        return {}
+    return {"session": meta.session_id or event.event_id, "recall": meta.recall.model_dump(mode="json")}

@@ -41,7 +41,10 @@ def payload(event: str, **fields: Any) -> dict[str, Any]:
         (
             payload("PostToolUse", tool_name="Edit", tool_input={"file_path": "/elsewhere/x.py"}),
             Lookup(
-                "PostToolUse", Query("/elsewhere/x.py", files=("/elsewhere/x.py",)), file="/elsewhere/x.py"
+                "PostToolUse",
+                Query("/elsewhere/x.py", files=("/elsewhere/x.py",)),
+                file="/elsewhere/x.py",
+                edit=True,  # an Edit: a follow of the fixes of that file shown before
             ),
         ),
         (payload("PostToolUse", tool_name="Grep", tool_input={"pattern": "x"}), None),

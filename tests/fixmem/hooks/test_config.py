@@ -23,6 +23,9 @@ def test_the_hook_defaults_are_the_settings_defaults() -> None:
     assert fields["stream"].default == config.DEFAULT_STREAM
     assert fields["rotation_cap"].default == config.DEFAULT_ROTATION_CAP
     assert fields["rotation_slack"].default == config.DEFAULT_ROTATION_SLACK
+    assert fields["holdback"].default == config.DEFAULT_HOLDBACK
+    assert fields["holdback_salt"].default == config.DEFAULT_HOLDBACK_SALT
+    assert Settings(holdback=config.MAX_HOLDBACK).holdback == config.MAX_HOLDBACK  # the same bound
     assert (config.DEFAULT_K, config.DEFAULT_PROMPT_BUDGET_TOKENS) == (
         limits.DEFAULT_K,
         limits.DEFAULT_PROMPT_BUDGET_TOKENS,
@@ -50,6 +53,9 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
     )
     assert got.session_budget_tokens == 900
     assert got.timeout_seconds == config.DEFAULT_HOOK_TIMEOUT_SECONDS  # malformed: the default
+    assert config.HookConfig.from_env({**env, "FIXMEM_HOLDBACK": "0.1"}).holdback == 0.1
+    for bad in ("0.9", "-1", "nan", "x"):  # out of Settings' bounds: no holdback, never a failed hook
+        assert config.HookConfig.from_env({**env, "FIXMEM_HOLDBACK": bad}).holdback == 0.0
     assert config.HookConfig.from_env({"HOME": str(tmp_path), "USER": "carol"}).owner == "carol"
 
 

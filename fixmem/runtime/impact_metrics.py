@@ -1,0 +1,102 @@
+"""Prometheus series of the impact measurement: does fix recall help the fleet? (``store.impact``).
+
+``impact_families(report)`` is pure: the report of the sessions that ended in the last ``WINDOW_SECONDS``
+in, gauges out; labels are bounded (``arm``: memory, holdback; ``measure``: outcome, verdict, claimed;
+``bound``: estimate, low, high), never a project or an owner. ``ImpactCollector`` computes the report at
+scrape time from a callable (the API reads the fix logs of its tokens' owners) and keeps it for
+``ttl`` seconds: the logs are read at most once a minute, however often Prometheus scrapes.
+
+- ``fixmem_impact_sessions{arm}``: sessions per arm;
+- ``fixmem_impact_fixed_ratio{arm,measure}``: the fixed ratio (outcome: verdict-backed where a verdict
+  exists; verdict: sessions with a verdict only; claimed: the agents' own tests);
+- ``fixmem_impact_follow_ratio{arm}``: fixes followed over fixes shown (the shadow, in holdback);
+- ``fixmem_impact_lift_ratio{measure,bound}``: memory minus holdback with the 95% Newcombe interval;
+- ``fixmem_impact_sessions_needed``: sessions a 10-point lift needs at the observed share and base.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from store.impact import MEASURES, ImpactReport
+
+log = logging.getLogger("fixmem.metrics")
+WINDOW_SECONDS: Final = 30 * 86400.0  # the sessions the series describe: those ended in the last 30 days
+TTL_SECONDS: Final = 60.0
+
+
+def impact_families(report: ImpactReport) -> list[Metric]:
+    """The impact gauges of ``report``."""
+    sessions = GaugeMetricFamily(
+        "fixmem_impact_sessions", "Agent sessions per arm (last 30 days).", labels=["arm"]
+    )
+    fixed = GaugeMetricFamily(
+        "fixmem_impact_fixed_ratio",
+        "Sessions that ended fixed, per arm and measure (outcome, verdict, claimed), 0..1 (last 30 days).",
+        labels=["arm", "measure"],
+    )
+    follow = GaugeMetricFamily(
+        "fixmem_impact_follow_ratio",
+        "Fixes shown (shadow in holdback) that the agent followed, 0..1.",
+        labels=["arm"],
+    )
+    for arm, summary in report.arms.items():
+        sessions.add_metric([arm], summary.sessions)
+        for measure in MEASURES:
+            ratio = summary.ratio(measure)
+            if ratio is not None:
+                fixed.add_metric([arm, measure], ratio)
+        if summary.follow_rate is not None:
+            follow.add_metric([arm], summary.follow_rate)
+    lift = GaugeMetricFamily(
+        "fixmem_impact_lift_ratio",
+        "Fixed ratio of memory sessions minus holdback sessions, with its 95% Newcombe interval (bound).",
+        labels=["measure", "bound"],
+    )
+    for measure, found in report.lifts.items():
+        if found is not None:
+            for bound, value in (("estimate", found.difference), ("low", found.low), ("high", found.high)):
+                lift.add_metric([measure, bound], value)
+    needed = GaugeMetricFamily(
+        "fixmem_impact_sessions_needed",
+        "Sessions (both arms) a 10-point lift needs at the observed holdback share and base ratio.",
+        report.needed if report.needed is not None else float("nan"),
+    )
+    return [sessions, fixed, follow, lift, needed]
+
+
+class ImpactCollector(Collector):
+    """The impact families of ``compute()``, recomputed at most every ``ttl`` seconds; none when it fails."""
+
+    def __init__(
+        self,
+        compute: Callable[[], ImpactReport],
+        *,
+        ttl: float = TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.compute, self.ttl, self.clock = compute, ttl, clock
+        self._lock = threading.Lock()
+        self._kept: tuple[float, list[Metric]] | None = None
+
+    def describe(self) -> Iterable[Metric]:
+        """Nothing up front: registering must not read the logs."""
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        with self._lock:
+            now = self.clock()
+            if self._kept is None or now - self._kept[0] >= self.ttl:
+                try:
+                    self._kept = (now, impact_families(self.compute()))
+                except Exception as exc:  # a scrape never fails for it: the series are absent this time
+                    log.warning("metrics: the impact could not be computed: %s", exc)
+                    return []
+            return self._kept[1]
