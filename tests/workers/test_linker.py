@@ -1,4 +1,4 @@
-"""The linker's rule (``workers.linker``) as a table: each row a link, the entries, and what must come of it."""
+"""The linker's rule (``workers.linker``) as a table: a link, the entries, what must come of it."""
 
 from __future__ import annotations
 
@@ -16,9 +16,18 @@ NOW = 1_700_001_000.0
 
 def _entry(n: int, **extra: Any) -> FixEntry:
     fields: dict[str, Any] = {
-        "id": f"fix-{n:016x}", "ts": 1_700_000_000.0 + n, "project": "p", "task": "t", "files": ["src/calc.py"],
-        "symbols": [], "errors": [], "tests": None, "outcome": "fixed", "solution": "", "tags": [],
-    }  # fmt: skip
+        "id": f"fix-{n:016x}",
+        "ts": 1_700_000_000.0 + n,
+        "project": "p",
+        "task": "t",
+        "files": ["src/calc.py"],
+        "symbols": [],
+        "errors": [],
+        "tests": None,
+        "outcome": "fixed",
+        "solution": "",
+        "tags": [],
+    }
     fields.update(extra)
     return FixEntry(**fields)
 
@@ -32,37 +41,118 @@ DIFF = "--- a/src/calc.py\n+++ b/src/calc.py\n@@\n-    return a - b\n+    return
 
 ROWS = [
     # (name, link, entries, linked entry numbers, by, reasons)
-    ("commit the turn ended at", {"commit": A[:7]}, [_entry(1, commit_end=A, commit_start=B)], [1], "commit", []),
-    ("a dirty end is not the judged tree", {"commit": A}, [_entry(1, commit_end=A, dirty=True)], [], "",
-     ["no_match"]),
-    ("a turn that did not move HEAD", {"commit": A}, [_entry(1, commit_end=A, commit_start=A)], [], "",
-     ["no_match"]),
-    ("two turns at one commit", {"commit": A}, [_entry(1, commit_end=A), _entry(2, commit_end=A)], [], "",
-     ["ambiguous"]),
-    ("the session narrows the commit", {"commit": A, "session_id": "s2"},
-     [_entry(1, commit_end=A, session_id="s1"), _entry(2, commit_end=A, session_id="s2")], [2], "commit", []),
+    (
+        "commit the turn ended at",
+        {"commit": A[:7]},
+        [_entry(1, commit_end=A, commit_start=B)],
+        [1],
+        "commit",
+        [],
+    ),
+    (
+        "a dirty end is not the judged tree",
+        {"commit": A},
+        [_entry(1, commit_end=A, dirty=True)],
+        [],
+        "",
+        ["no_match"],
+    ),
+    (
+        "a turn that did not move HEAD",
+        {"commit": A},
+        [_entry(1, commit_end=A, commit_start=A)],
+        [],
+        "",
+        ["no_match"],
+    ),
+    (
+        "two turns at one commit",
+        {"commit": A},
+        [_entry(1, commit_end=A), _entry(2, commit_end=A)],
+        [],
+        "",
+        ["ambiguous"],
+    ),
+    (
+        "the session narrows the commit",
+        {"commit": A, "session_id": "s2"},
+        [_entry(1, commit_end=A, session_id="s1"), _entry(2, commit_end=A, session_id="s2")],
+        [2],
+        "commit",
+        [],
+    ),
     ("a turn after the verdict", {"commit": A}, [_entry(2_000, commit_end=A)], [], "", ["no_match"]),
-    ("outside since/until", {"commit": A, "until": 1_700_000_000.5}, [_entry(1, commit_end=A)], [], "",
-     ["no_match"]),
-    ("the session's one entry", {"session_id": "s1"}, [_entry(1, session_id="s1"), _entry(2, session_id="s2")],
-     [1], "session", []),
-    ("a session of two entries", {"session_id": "s1"}, [_entry(1, session_id="s1"), _entry(2, session_id="s1")],
-     [], "", ["ambiguous"]),
-    ("content narrows the session", {"session_id": "s1", "files": ["src/calc.py"]},
-     [_entry(1, session_id="s1"), _entry(2, session_id="s1", files=["src/other.py"])], [1], "session", []),
-    ("an unknown commit falls to content", {"commit": C, "hunks": diff_hunks(DIFF), "files": ["src/calc.py"]},
-     [_entry(1, changes=[CHANGE]), _entry(2, files=["src/calc.py"], changes=["calc.py · mul: + return a * b * 1"])],
-     [1], "content", []),
-    ("changes found in hunks link every such entry", {"hunks": diff_hunks(DIFF)},
-     [_entry(1, changes=[CHANGE]), _entry(2, files=["lib/calc.py"], changes=[CHANGE])], [1, 2], "content", []),
-    ("files alone, one entry", {"files": ["src/calc.py", "README.md"]}, [_entry(1), _entry(2, files=["x.py"])],
-     [1], "content", []),
+    (
+        "outside since/until",
+        {"commit": A, "until": 1_700_000_000.5},
+        [_entry(1, commit_end=A)],
+        [],
+        "",
+        ["no_match"],
+    ),
+    (
+        "the session's one entry",
+        {"session_id": "s1"},
+        [_entry(1, session_id="s1"), _entry(2, session_id="s2")],
+        [1],
+        "session",
+        [],
+    ),
+    (
+        "a session of two entries",
+        {"session_id": "s1"},
+        [_entry(1, session_id="s1"), _entry(2, session_id="s1")],
+        [],
+        "",
+        ["ambiguous"],
+    ),
+    (
+        "content narrows the session",
+        {"session_id": "s1", "files": ["src/calc.py"]},
+        [_entry(1, session_id="s1"), _entry(2, session_id="s1", files=["src/other.py"])],
+        [1],
+        "session",
+        [],
+    ),
+    (
+        "an unknown commit falls to content",
+        {"commit": C, "hunks": diff_hunks(DIFF), "files": ["src/calc.py"]},
+        [
+            _entry(1, changes=[CHANGE]),
+            _entry(2, files=["src/calc.py"], changes=["calc.py · mul: + return a * b * 1"]),
+        ],
+        [1],
+        "content",
+        [],
+    ),
+    (
+        "changes found in hunks link every such entry",
+        {"hunks": diff_hunks(DIFF)},
+        [_entry(1, changes=[CHANGE]), _entry(2, files=["lib/calc.py"], changes=[CHANGE])],
+        [1, 2],
+        "content",
+        [],
+    ),
+    (
+        "files alone, one entry",
+        {"files": ["src/calc.py", "README.md"]},
+        [_entry(1), _entry(2, files=["x.py"])],
+        [1],
+        "content",
+        [],
+    ),
     ("files alone, two entries", {"files": ["src/calc.py"]}, [_entry(1), _entry(2)], [], "", ["ambiguous"]),
-    ("an entry's files only partly in the commit", {"files": ["src/calc.py"]},
-     [_entry(1, files=["src/calc.py", "src/io.py"])], [], "", ["ambiguous"]),
+    (
+        "an entry's files only partly in the commit",
+        {"files": ["src/calc.py"]},
+        [_entry(1, files=["src/calc.py", "src/io.py"])],
+        [],
+        "",
+        ["ambiguous"],
+    ),
     ("nothing alike", {"files": ["docs/x.md"]}, [_entry(1)], [], "", ["no_match"]),
     ("a subdirectory's paths", {"files": ["pkg/src/calc.py"]}, [_entry(1)], [1], "content", []),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -102,7 +192,10 @@ def test_hunks_and_changes_normalize_alike() -> None:
     assert diff_hunks(DIFF) == ["-return a - b", "+return a + b # the sum"]
     old, new = change_sides("calc.py · add: return   a - b → return a + b  # the sum…")
     assert (old, new) == (["return a - b"], ["return a + b # the sum"])
-    assert change_sides("calc.py: + total = compute([...], offset + 1)") == ([], ["total = compute(", ", offset + 1)"])
+    assert change_sides("calc.py: + total = compute([...], offset + 1)") == (
+        [],
+        ["total = compute(", ", offset + 1)"],
+    )
 
 
 @pytest.mark.parametrize(
