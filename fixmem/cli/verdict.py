@@ -3,6 +3,7 @@ by its id or by what the judge knows (a commit, a session, files; JUnit reports 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,12 @@ from ingest.schema import VERDICT_SOURCES
     help="The turn's project key (default: FIXMEM_PROJECT, else the key of the current directory).",
 )
 @redis_url_option
+@click.option(
+    "--print",
+    "print_body",
+    is_flag=True,
+    help="Print the body for POST /api/verdicts instead of publishing (CI runners without Redis).",
+)
 def verdict_command(**opts: Any) -> None:
     """Publish a verdict on a recorded turn: whether its fix held, by CI, a benchmark, a review, a revert.
 
@@ -82,6 +89,9 @@ def verdict_command(**opts: Any) -> None:
             ExitCode.USAGE,
         )
     settings = load_settings(redis_url=opts["redis_url"], owner=opts["owner"], project=opts["project"])
+    if opts["print_body"]:
+        _print_body(settings.project_key(), outcome, source, detail, link=link, opts=opts)
+        return
     who, key = require_owner(settings), settings.project_key()
     client = wiring.redis_client(settings)
     try:
@@ -117,6 +127,17 @@ def _link_form(opts: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str, s
     if outcome is None or source is None:
         raise CliError("give --outcome and --source (or --junit reports)", ExitCode.USAGE)
     return link, outcome, source, detail
+
+
+def _print_body(
+    key: str, outcome: str, source: str, detail: str, *, link: dict[str, Any] | None, opts: dict[str, Any]
+) -> None:
+    """The verdict as ``POST /api/verdicts`` takes it (no owner: the token's), on stdout."""
+    body: dict[str, Any] = {"project_key": key, "outcome": outcome, "source": source, "detail": detail}
+    body.update({k: opts[k] for k in ("event_id", "entry_id", "ts") if opts[k]})
+    if link is not None:
+        body["link"] = link
+    click.echo(json.dumps(body, ensure_ascii=False))
 
 
 def _describe(link: dict[str, Any] | None) -> str:
