@@ -311,7 +311,7 @@ class VerdictEvent(_Addressed):
     v: int = Field(strict=True, description="The wire version: 1.", json_schema_extra={"const": WIRE_VERSION})
     kind: Literal["verdict"] = Field(description="`verdict` (a turn event has no kind, or `turn`).")
     event_id: str = Field(
-        default="", max_length=512, description="The judged turn's event_id (give it or entry_id)."
+        default="", max_length=512, description="The judged turn's event_id (give it, entry_id or link)."
     )
     entry_id: str = Field(
         default="",
