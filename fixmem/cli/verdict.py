@@ -83,7 +83,7 @@ def verdict_command(**opts: Any) -> None:
     from ingest.publish import publish_verdict  # noqa: PLC0415
 
     link, outcome, source, detail = _link_form(opts)
-    if (opts["event_id"] or opts["entry_id"]) == (link is None):
+    if bool(opts["event_id"] or opts["entry_id"]) == (link is not None):
         raise CliError(
             "name the judged turn: --event-id or --entry-id, or link it (--commit, --session, --file)",
             ExitCode.USAGE,
@@ -137,6 +137,13 @@ def _print_body(
     body.update({k: opts[k] for k in ("event_id", "entry_id", "ts") if opts[k]})
     if link is not None:
         body["link"] = link
+    from ingest.errors import InvalidEvent  # noqa: PLC0415
+    from ingest.schema import KIND_VERDICT, WIRE_VERSION, validate_any  # noqa: PLC0415
+
+    try:  # the checks the API makes, but the owner (its token's)
+        validate_any({"v": WIRE_VERSION, "kind": KIND_VERDICT, "owner": "-", "ts": 1.0, **body})
+    except InvalidEvent as exc:
+        raise CliError(f"verdict refused: {exc.message}", ExitCode.DATA_ERROR) from exc
     click.echo(json.dumps(body, ensure_ascii=False))
 
 
