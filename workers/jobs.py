@@ -240,10 +240,7 @@ def tally(
     ``verdict``; what came of the batch's verdicts is ``settled`` (``workers.verdicts``).
     Latency = ``written_at`` - publish time.
     """
-    first: dict[str, FixEntry] = {}
-    for d in decisions:
-        if d.entry is not None:
-            first.setdefault(d.entry.id, d.entry)
+    first = {d.entry.id: d.entry for d in reversed(decisions) if d.entry is not None}  # the first wins
     lines = {**first, **(on_disk or {}), **{e.id: e for r in results for e in r.added}}
     recorded = written_ids(results, present).difference(counted_elsewhere)
     events: Counter[str] = Counter()

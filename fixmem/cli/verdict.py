@@ -4,14 +4,13 @@ by its id or by what the judge knows (a commit, a session, files; JUnit reports 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
 
 from fixmem import wiring
 from fixmem.cli.options import load_settings, owner_option, redis_url_option, require_owner
-from fixmem.cli.verdict_link import build_link, junit_fields, resolve_commit
+from fixmem.cli.verdict_link import build_link, junit_fields, link_options, resolve_commit
 from fixmem.errors import CliError, ExitCode
 from ingest.schema import VERDICT_SOURCES
 
@@ -19,26 +18,7 @@ from ingest.schema import VERDICT_SOURCES
 @click.command("verdict")
 @click.option("--event-id", default="", help="The judged turn's event_id (what the harness published).")
 @click.option("--entry-id", default="", help="The judged turn's entry id (fix-…, as `recall --json` shows).")
-@click.option("--commit", default="", help="Link form: the commit the judge ran on (a sha, HEAD, a tag).")
-@click.option("--branch", default="", help="Link form: its branch (shown with the verdict).")
-@click.option("--session", default="", help="Link form: the agent session that made the fix.")
-@click.option("--file", "files", multiple=True, help="Link form: a file the judged change touched (repeat).")
-@click.option("--since", type=float, default=None, help="Link form: only turns at or after (unix seconds).")
-@click.option("--until", type=float, default=None, help="Link form: only turns at or before (unix seconds).")
-@click.option(
-    "--junit",
-    "junit",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="A JUnit XML report of the CI run (pytest, jest-junit, gotestsum, nextest; repeat): source ci, "
-    "outcome per entry by coverage.",
-)
-@click.option(
-    "--repo",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("."),
-    help="The git checkout the commit's files and lines are read from (default: here).",
-)
+@link_options
 @click.option(
     "--outcome",
     type=click.Choice(["fixed", "partial", "unverified"]),
@@ -64,12 +44,6 @@ from ingest.schema import VERDICT_SOURCES
     help="The turn's project key (default: FIXMEM_PROJECT, else the key of the current directory).",
 )
 @redis_url_option
-@click.option(
-    "--print",
-    "print_body",
-    is_flag=True,
-    help="Print the body for POST /api/verdicts instead of publishing (CI runners without Redis).",
-)
 def verdict_command(**opts: Any) -> None:
     """Publish a verdict on a recorded turn: whether its fix held, by CI, a benchmark, a review, a revert.
 
@@ -83,11 +57,6 @@ def verdict_command(**opts: Any) -> None:
     from ingest.publish import publish_verdict  # noqa: PLC0415
 
     link, outcome, source, detail = _link_form(opts)
-    if bool(opts["event_id"] or opts["entry_id"]) == (link is not None):
-        raise CliError(
-            "name the judged turn: --event-id or --entry-id, or link it (--commit, --session, --file)",
-            ExitCode.USAGE,
-        )
     settings = load_settings(redis_url=opts["redis_url"], owner=opts["owner"], project=opts["project"])
     if opts["print_body"]:
         _print_body(settings.project_key(), outcome, source, detail, link=link, opts=opts)
@@ -117,6 +86,11 @@ def _link_form(opts: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str, s
             commit=resolve_commit(repo, opts["commit"]), branch=opts["branch"], session=opts["session"],
             files=opts["files"], since=opts["since"], until=opts["until"], repo=repo,
         )  # fmt: skip
+    if bool(opts["event_id"] or opts["entry_id"]) == (link is not None):
+        raise CliError(
+            "name the judged turn: --event-id or --entry-id, or link it (--commit, --session, --file)",
+            ExitCode.USAGE,
+        )
     if opts["junit"]:
         assert link is not None
         tests, summary, failed = junit_fields(opts["junit"])

@@ -7,13 +7,52 @@ diff_hunks``) when the commit is in the repository the command runs in; ``ingest
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import click
 
 from fixmem.errors import CliError, ExitCode
 
 GIT_TIMEOUT_SECONDS = 30
+_LINK_OPTIONS = [
+    click.option("--commit", default="", help="Link form: the commit the judge ran on (a sha, HEAD, a tag)."),
+    click.option("--branch", default="", help="Link form: its branch (shown with the verdict)."),
+    click.option("--session", default="", help="Link form: the agent session that made the fix."),
+    click.option("--file", "files", multiple=True, help="Link form: a file the judged change touched."),
+    click.option("--since", type=float, default=None, help="Link form: only turns at or after (unix s)."),
+    click.option("--until", type=float, default=None, help="Link form: only turns at or before (unix s)."),
+    click.option(
+        "--junit",
+        "junit",
+        multiple=True,
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="A JUnit XML report of the CI run (pytest, jest-junit, gotestsum, nextest; repeat): source "
+        "ci, outcome per entry by coverage.",
+    ),
+    click.option(
+        "--repo",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=Path("."),
+        help="The git checkout the commit's files and lines are read from (default: here).",
+    ),
+    click.option(
+        "--print",
+        "print_body",
+        is_flag=True,
+        help="Print the body for POST /api/verdicts instead of publishing (CI runners without Redis).",
+    ),
+]
+
+
+def link_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` with the link form's options (``--commit``, ``--junit``, …)."""
+    for option in reversed(_LINK_OPTIONS):
+        command = option(command)
+    return command
+
+
 _DIFF_TREE = ("diff-tree", "-r", "--root", "-m", "--first-parent", "--no-commit-id", "--no-color")
 
 

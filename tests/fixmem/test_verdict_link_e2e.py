@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import redis
 
+from fixmem.cli import main
 from fixmem.settings import Settings
 from ingest.publish import publish_many
 from store import FixEntry
@@ -94,7 +95,12 @@ def _entries(settings: Settings) -> dict[str, FixEntry]:
 
 
 def test_ci_junit_for_a_turns_commit_judges_its_entry(
-    settings: Settings, redis_client: redis.Redis, repo: Path, tmp_path: Path
+    settings: Settings,
+    redis_client: redis.Redis,
+    repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     first, c1 = _agent_turn(repo, 1)
     second, c2 = _agent_turn(repo, 2)
@@ -124,6 +130,10 @@ def test_ci_junit_for_a_turns_commit_judges_its_entry(
     assert fleet.overturns == {"ci|fixed|partial": 1}
     assert fleet.events["verdict"] == 2 and fleet.events["recorded"] == 2
     assert sum(fleet.entries.values()) == len(entries) and fleet.entries["fixed"] == 2  # the agent's labels
+    monkeypatch.setenv("FIXMEM_REDIS_URL", str(settings.redis_url))
+    capsys.readouterr()
+    assert main(["status"]) == 0
+    assert "unlinked failed_elsewhere 1 (link verdicts not applied)" in capsys.readouterr().out
 
 
 def test_a_link_nothing_matches_is_counted_not_applied(
