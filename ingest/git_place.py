@@ -14,7 +14,9 @@ from typing import Any
 DEADLINE_S = 2.0
 
 
-def _git(workdir: str, *args: str, timeout: float) -> str | None:
+def git_output(workdir: str, *args: str, timeout: float = DEADLINE_S) -> str | None:
+    """stdout of ``git -C workdir args`` (UTF-8, errors replaced); None when git is missing, the command
+    fails or it takes longer than ``timeout`` seconds."""
     try:
         done = subprocess.run(
             ["git", "-C", workdir, *args], capture_output=True, timeout=timeout, check=False
@@ -28,7 +30,7 @@ def head(workdir: str, *, deadline_s: float = DEADLINE_S) -> str | None:
     """The full sha of ``HEAD`` in ``workdir``; None when there is none."""
     if not workdir:
         return None
-    out = _git(workdir, "rev-parse", "--verify", "--quiet", "HEAD", timeout=deadline_s)
+    out = git_output(workdir, "rev-parse", "--verify", "--quiet", "HEAD", timeout=deadline_s)
     sha = (out or "").strip()
     return sha or None
 
@@ -39,5 +41,5 @@ def place(workdir: str, *, deadline_s: float = DEADLINE_S) -> dict[str, Any]:
     sha = head(workdir, deadline_s=deadline_s)
     if sha is None:
         return {}
-    status = _git(workdir, "status", "--porcelain", "--untracked-files=normal", timeout=deadline_s)
+    status = git_output(workdir, "status", "--porcelain", "--untracked-files=normal", timeout=deadline_s)
     return {"commit_end": sha} if status is None else {"commit_end": sha, "dirty": bool(status.strip())}

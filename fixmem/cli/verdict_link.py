@@ -6,7 +6,6 @@ diff_hunks``) when the commit is in the repository the command runs in; ``ingest
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -79,16 +78,9 @@ def resolve_commit(repo: Path, commit: str) -> str:
 
 
 def _git(repo: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+    from ingest.git_place import git_output  # noqa: PLC0415
+
+    return git_output(str(repo), *args, timeout=GIT_TIMEOUT_SECONDS)
 
 
 def junit_fields(paths: Sequence[Path]) -> tuple[dict[str, Any], str, bool]:
