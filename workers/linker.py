@@ -11,7 +11,8 @@ judges (each with its outcome) or a reason out. No Redis, no files, no clock. Th
 2. **Session**: the entries of ``link.session_id``, narrowed by content when the link carries files or hunks.
    One links; more is ``ambiguous``; none is ``no_match`` (a named session is not searched past).
 3. **Content**: entries all of whose files are among ``link.files`` (when given) and one of whose ``changes``
-   sides (removed or added text, ``ingest.links.normalize_line``) is in a ``-``/``+`` line of ``link.hunks``:
+   sides (removed or added text, ``ingest.links.normalize_line``) is a ``-``/``+`` line of ``link.hunks``
+   (a side cut or elided: inside one):
    each such entry links (a squash merge carries several turns). Without such a match, one entry whose files
    match links; several are ``ambiguous``; an entry sharing only some files makes it ``ambiguous``, none
    ``no_match``.
@@ -135,9 +136,13 @@ def _file_in(path: str, files: Sequence[str]) -> bool:
     return any(path == f or f.endswith("/" + path) or path.endswith("/" + f) for f in files)
 
 
-def change_sides(change: str) -> tuple[list[str], list[str]]:
+Fragment = tuple[str, bool]  # text, and whether it is the whole line (else a cut or elided part of it)
+
+
+def change_sides(change: str) -> tuple[list[Fragment], list[Fragment]]:
     """The removed and added text of one ``changes`` line (``file · symbol: old → new``, ``+ new``,
-    ``- old``), as fragments of at least ``MIN_MATCH_CHARS`` characters (cuts and elisions split them)."""
+    ``- old``), as fragments of at least ``MIN_MATCH_CHARS`` characters: the whole line, or the parts a
+    cut (``…``) or an elision (``[...]``) left."""
     _, _, text = change.partition(": ")
     if _ARROW in text:
         old, new = text.split(_ARROW, 1)
@@ -150,15 +155,21 @@ def change_sides(change: str) -> tuple[list[str], list[str]]:
     return _fragments(old), _fragments(new)
 
 
-def _fragments(side: str) -> list[str]:
+def _fragments(side: str) -> list[Fragment]:
+    whole = _ELIDED not in side and not side.endswith("…")
     parts = (normalize_line(p.strip("…")) for p in side.split(_ELIDED))
-    return [p for p in parts if len(p) >= MIN_MATCH_CHARS]
+    return [(p, whole) for p in parts if len(p) >= MIN_MATCH_CHARS]
+
+
+def _found(fragments: Sequence[Fragment], lines: Sequence[str]) -> bool:
+    """A whole line equals one of ``lines``; a part is inside one."""
+    return any(text == line if whole else text in line for text, whole in fragments for line in lines)
 
 
 def _changes_in(entry: FixEntry, added: Sequence[str], removed: Sequence[str]) -> bool:
     """Whether a side of one of ``entry.changes`` is in the link's added or removed lines."""
     for change in entry.changes or ():
         old, new = change_sides(change)
-        if any(f in line for f in new for line in added) or any(f in line for f in old for line in removed):
+        if _found(new, added) or _found(old, removed):
             return True
     return False

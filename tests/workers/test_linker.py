@@ -134,6 +134,14 @@ ROWS = [
         [],
     ),
     (
+        "a line that only starts alike is no match",
+        {"hunks": diff_hunks(DIFF)},
+        [_entry(1, changes=["calc.py · add: + return a + b # the"])],
+        [],
+        "",
+        ["no_match"],
+    ),
+    (
         "files alone, one entry",
         {"files": ["src/calc.py", "README.md"]},
         [_entry(1), _entry(2, files=["x.py"])],
@@ -191,10 +199,10 @@ def test_a_ci_run_judges_by_coverage(failed: list[str], files: list[str], expect
 def test_hunks_and_changes_normalize_alike() -> None:
     assert diff_hunks(DIFF) == ["-return a - b", "+return a + b # the sum"]
     old, new = change_sides("calc.py · add: return   a - b → return a + b  # the sum…")
-    assert (old, new) == (["return a - b"], ["return a + b # the sum"])
+    assert (old, new) == ([("return a - b", True)], [("return a + b # the sum", False)])  # cut: a part
     assert change_sides("calc.py: + total = compute([...], offset + 1)") == (
         [],
-        ["total = compute(", ", offset + 1)"],
+        [("total = compute(", False), (", offset + 1)", False)],
     )
 
 
