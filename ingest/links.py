@@ -125,12 +125,10 @@ class VerdictLink(BaseModel):
     @field_validator("hunks")
     @classmethod
     def _hunks(cls, value: list[str]) -> list[str]:
-        for line in value:
-            if line[:1] not in ("+", "-") or len(line) > MAX_HUNK_CHARS:
-                raise ValueError(
-                    f"a hunk line starts with + or - and has at most {MAX_HUNK_CHARS} characters"
-                )
-        return value
+        """Each line as ``diff_hunks`` makes it (a publisher that only stripped its lines is read alike)."""
+        if any(line[:1] not in ("+", "-") for line in value):
+            raise ValueError("a hunk line starts with + (added) or - (removed)")
+        return [(line[0] + normalize_line(line[1:]))[:MAX_HUNK_CHARS] for line in value]
 
     @model_validator(mode="after")
     def _something(self) -> VerdictLink:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ingest.links import VerdictLink, diff_hunks
+from ingest.links import MAX_HUNK_CHARS, VerdictLink, diff_hunks
 from store.entry import FixEntry
 from workers.linker import change_sides, link_verdict
 
@@ -198,6 +198,8 @@ def test_a_ci_run_judges_by_coverage(failed: list[str], files: list[str], expect
 
 def test_hunks_and_changes_normalize_alike() -> None:
     assert diff_hunks(DIFF) == ["-return a - b", "+return a + b # the sum"]
+    taken = VerdictLink(hunks=["-return  a -  b", "+" + "x" * 300]).hunks  # stripped only, or too long
+    assert taken == ["-return a - b", "+" + "x" * (MAX_HUNK_CHARS - 1)]
     old, new = change_sides("calc.py · add: return   a - b → return a + b  # the sum…")
     assert (old, new) == ([("return a - b", True)], [("return a + b # the sum", False)])  # cut: a part
     assert change_sides("calc.py: + total = compute([...], offset + 1)") == (
@@ -208,7 +210,7 @@ def test_hunks_and_changes_normalize_alike() -> None:
 
 @pytest.mark.parametrize(
     "link",
-    [{}, {"commit": "xyz1234"}, {"commit": "abc"}, {"hunks": ["return"]}, {"files": [""]},
+    [{}, {"commit": "xyz1234"}, {"commit": "abc"}, {"hunks": ["return x"]}, {"files": [""]},
      {"commit": A, "since": 2.0, "until": 1.0}, {"commit": A, "failed": ["t"]}, {"commit": A, "extra": 1}],
 )  # fmt: skip
 def test_a_bad_link_is_refused(link: dict[str, Any]) -> None:
