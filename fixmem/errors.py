@@ -230,10 +230,12 @@ def translate(exc: BaseException) -> CliError | None:
     return None if failure is None else CliError(failure.message, failure.exit_code)
 
 
-def run_group(group: click.Group, argv: Sequence[str] | None = None) -> int:
-    """Run a click group in-process; returns the exit code, with library errors turned into one line."""
+def run_group(group: click.Group, argv: Sequence[str] | None = None, *, prog_name: str | None = None) -> int:
+    """Run a click group in-process; returns the exit code, with library errors turned into one line.
+    ``prog_name``: the name usage lines show (default: click's, from ``sys.argv[0]``)."""
     try:
-        result = group.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+        args = list(argv) if argv is not None else None
+        result = group.main(args=args, prog_name=prog_name, standalone_mode=False)
         if isinstance(result, int):  # click returns a command's Exit code instead of raising it
             return result
     except click.exceptions.Exit as exc:

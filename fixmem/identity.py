@@ -1,4 +1,5 @@
-"""Whose memory and which project: ``resolve_owner`` and ``resolve_project``, the one rule of every surface.
+"""Whose memory, which project and where it is kept: ``resolve_owner``, ``resolve_project`` and
+``resolve_data_dir``, the one rule of every surface.
 
 The CLI, the Python API, the HTTP API's generated token, the MCP tool and the agent hooks all ask here,
 so that one shell never means two owners (``LOGNAME=alice USER=bob`` once made the hook read bob's
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 OWNER_VARIABLES = ("FIXMEM_OWNER", "LOGNAME", "USER")  # in this order, after an explicit value
 PROJECT_VARIABLE = "FIXMEM_PROJECT"
+DATA_DIR_VARIABLE = "FIXMEM_DATA_DIR"
 
 
 def uid_login_name() -> str:
@@ -40,6 +42,31 @@ def resolve_owner(explicit: str | None = None, env: Mapping[str, str] | None = N
         if value:
             return value
     return uid_login_name()
+
+
+def default_data_dir(env: Mapping[str, str] | None = None) -> str:
+    """``$XDG_DATA_HOME/fixmem``, else ``$HOME/.local/share/fixmem`` (no ``HOME``: the uid's home)."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_DATA_HOME")
+    base = xdg or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "fixmem")
+
+
+def resolve_data_dir(
+    explicit: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    """Where the memory is kept: ``explicit`` (a ``--data-dir`` flag), else ``FIXMEM_DATA_DIR``, else
+    ``default_data_dir``; ``~`` expanded, a relative path left relative. ``env``: default ``os.environ``."""
+    env = os.environ if env is None else env
+    given = os.fspath(explicit).strip() if explicit is not None else ""
+    given = given or (env.get(DATA_DIR_VARIABLE) or "").strip()
+    return os.path.expanduser(given or default_data_dir(env))
+
+
+def hook_spool_dir(data_dir: str | os.PathLike[str]) -> str:
+    """Where the Claude Code Stop publisher keeps the turns Redis did not take (``ingest.spool``), under
+    the data directory: the hooks send them on their next prompt, ``fixmem up`` when it starts."""
+    return os.path.join(os.fspath(data_dir), "hooks", "spool")
 
 
 def resolve_project(

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
+from fixmem import identity
 from fixmem.identity import resolve_owner, resolve_project
 from fixmem.limits import DEFAULT_PROMPT_BUDGET_TOKENS
 from ingest import keys
@@ -23,10 +24,8 @@ ENV_PREFIX = "FIXMEM_"
 
 
 def default_data_dir(env: Mapping[str, str]) -> Path:
-    """``$XDG_DATA_HOME/fixmem``, else ``~/.local/share/fixmem``."""
-    xdg = env.get("XDG_DATA_HOME")
-    base = Path(xdg) if xdg else Path(env.get("HOME", str(Path.home()))) / ".local" / "share"
-    return base / "fixmem"
+    """``$XDG_DATA_HOME/fixmem``, else ``~/.local/share/fixmem`` (``fixmem.identity``'s one rule)."""
+    return Path(identity.default_data_dir(env))
 
 
 class SettingsError(ValueError):
@@ -120,6 +119,7 @@ class Settings(BaseModel):
     api_tokens: SecretStr | None = None  # bearer tokens -> owners: "token1:alice,token2:bob"
     api_tokens_file: Path | None = None  # the same, one "token:owner" a line ('#' comments)
     api_ops_tokens: SecretStr | None = None  # tokens of operators -> names: the web UI's pipeline page
+    api_ops_tokens_file: Path | None = None  # the same, one "token:name" a line
     # The web UI's login form: a client address with this many failed logins in the window gets 429
     ui_login_max_failures: int = Field(default=10, ge=1)
     ui_login_window_seconds: float = Field(default=60.0, gt=0)
@@ -147,13 +147,14 @@ class Settings(BaseModel):
         Raises SettingsError naming the variable when a value does not parse.
         """
         env = os.environ if env is None else env
-        values: dict[str, Any] = {"data_dir": default_data_dir(env)}
+        values: dict[str, Any] = {}
         for name in cls.model_fields:
             raw = env.get(ENV_PREFIX + name.upper())
             if raw is not None and raw != "":
                 values[name] = raw
         values.update({k: v for k, v in overrides.items() if v is not None})
         values["owner"] = resolve_owner(overrides.get("owner"), env) or None
+        values["data_dir"] = identity.resolve_data_dir(overrides.get("data_dir"), env)  # the hooks' rule
         try:
             settings = cls.model_validate(values)
         except ValidationError as exc:
@@ -161,7 +162,7 @@ class Settings(BaseModel):
                 f"{ENV_PREFIX}{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors()
             )
             raise SettingsError(problems) from exc
-        return settings.model_copy(update={"data_dir": settings.data_dir.expanduser()})
+        return settings
 
     def project_key(self, workspace: str | os.PathLike[str] | None = None) -> str:
         """The project meant: the ``project`` setting (``--project``, ``FIXMEM_PROJECT``), else the key of

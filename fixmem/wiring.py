@@ -157,16 +157,36 @@ def lock_factory(settings: Settings, client: redis.Redis | None) -> LockFactory 
     return None
 
 
+# (absolute data dir, cap, slack) -> the store reading commands share, in a process that keeps them
+_kept_readers: dict[tuple[str, int, int], FixStore] | None = None
+
+
+def keep_reading_stores() -> None:
+    """From now on ``make_store(settings, None)`` returns one store per data dir, cap and slack: a
+    long-lived process answering many commands (the recall daemon) keeps their parse caches warm."""
+    global _kept_readers  # noqa: PLW0603 - one switch per process, set once by the daemon
+    if _kept_readers is None:
+        _kept_readers = {}
+
+
 def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
-    """The FixStore of ``settings.data_dir`` with the configured lock (pass the client for Redis locks)."""
+    """The FixStore of ``settings.data_dir`` with the configured lock (pass the client for Redis locks);
+    after ``keep_reading_stores``, a kept one when no client is given (an absolute data dir)."""
     from store import FixStore  # noqa: PLC0415
 
-    return FixStore(
+    key = (str(settings.data_dir), settings.rotation_cap, settings.rotation_slack)
+    kept = _kept_readers if client is None and settings.data_dir.is_absolute() else None
+    if kept is not None and key in kept:
+        return kept[key]
+    store = FixStore(
         settings.data_dir,
         cap=settings.rotation_cap,
         slack=settings.rotation_slack,
         lock_factory=lock_factory(settings, client),
     )
+    if kept is not None:
+        kept[key] = store
+    return store
 
 
 def library_store(settings: Settings) -> FixStore:

@@ -3,6 +3,7 @@
 - IngestError: root of everything this package raises.
   - InvalidEvent: a payload is not a valid v1 turn event (carries a stable ``reason`` code).
   - PublishError: publishing to the stream failed (Redis unreachable, timeout, refused).
+  - GitError: a git command a verdict source runs failed (not a repository, an unknown branch).
 """
 
 from __future__ import annotations
@@ -40,3 +41,7 @@ class InvalidEvent(IngestError):
 
 class PublishError(IngestError):
     """Raised when an event could not be published to the stream (connection, timeout, refusal)."""
+
+
+class GitError(IngestError):
+    """Raised when a git command of a verdict source fails (no repository, an unknown branch, no git)."""

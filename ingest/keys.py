@@ -24,6 +24,8 @@ Layout::
     fixmem:verdicts:held              hash     entry id -> verdicts waiting for their turn (JSON list)
     fixmem:verdicts:due               zset     entry id -> when its held verdicts expire (unix seconds)
     fixmem:verdicts:gone              zset     entry id -> when rotation dropped it (kept for the hold window)
+    fixmem:verdicts:git:<digest>      hash     one repository's scan-git cursor: ``source:sha`` -> the
+                                               verdict published (ts, stream id); ``_head``, ``_at``
     fixmem:metrics:events             hash     events by result (recorded, duplicate, skipped_*, dead_letter)
     fixmem:metrics:entries            hash     entries by outcome (fixed, partial, unverified)
     fixmem:metrics:rotation_dropped   hash     rotation drops by outcome
@@ -144,3 +146,9 @@ def reaper_seen(job_id: str) -> str:
 def reaper_abandoned(job_id: str) -> str:
     """How many times the worker running ``job_id`` died (counter with an expiry)."""
     return f"{PREFIX}:reaper:abandoned:{job_id}"
+
+
+def git_scan(owner: str, project_key: str) -> str:
+    """The ``scan-git`` cursor of one owner's repository (``ingest.verdicts.scan``); a digest names it."""
+    material = "\x00".join((owner, project_key)).encode("utf-8", "surrogatepass")
+    return f"{PREFIX}:verdicts:git:{hashlib.sha256(material).hexdigest()[:32]}"

@@ -91,8 +91,10 @@ def test_the_readme_first_hour_works_as_written(tmp_path: Path) -> None:
             "curl", f"{exports}\n{curl}", clean, re.compile(r'"prompt_block":"Past fixes in this')
         )
         assert "src/csv_import.py" in answer
+        # the first `fixmem recall` starts the data dir's recall daemon: gone 20 s after the test, not 30 min
+        second_env = clean | {"FIXMEM_HOOK_DAEMON_IDLE_SECONDS": "20"}
         block = _until(
-            "fixmem recall", f"{exports}\n{recall}", clean, re.compile(r"^Past fixes in this project")
+            "fixmem recall", f"{exports}\n{recall}", second_env, re.compile(r"^Past fixes in this project")
         )
         assert "parse_row splits quoted commas" in block and "src/csv_import.py" in block
     finally:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import redis
 from fastapi import HTTPException
 
-from fixmem.api.auth import TokenMap
+from fixmem.api.auth import Tokens
 from fixmem.errors import classify
 from fixmem.runtime.metrics import ApiMetrics
 from fixmem.settings import Settings
@@ -33,7 +33,7 @@ class ApiContext:
 
     settings: Settings
     store: FixStore
-    tokens: TokenMap
+    tokens: Tokens
     metrics: ApiMetrics
     client: redis.Redis | None
     clock: Callable[[], float] = field(default=time.time)

@@ -23,6 +23,16 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "up_command",
         "Run the whole pipeline: Redis (embedded unless FIXMEM_REDIS_URL), the consumer and workers.",
     ),
+    "down": (
+        "fixmem.cli.local",
+        "down_command",
+        "Stop the `fixmem up` of a data directory and any Redis of it that survives.",
+    ),
+    "token": (
+        "fixmem.cli.local",
+        "token_group",
+        "List, mint or revoke the API tokens `fixmem up` keeps in its data directory.",
+    ),
     "ingest": (
         "fixmem.cli.pipeline",
         "ingest_command",
@@ -42,6 +52,11 @@ COMMANDS: Final[Mapping[str, tuple[str, str, str]]] = {
         "fixmem.cli.verdict",
         "verdict_command",
         "Publish a verdict on a recorded turn: whether its fix held, by CI, a benchmark, a review, a revert.",
+    ),
+    "verdicts": (
+        "fixmem.cli.verdicts",
+        "verdicts_group",
+        "Verdicts from where truth lives: git's reverts and merges (scan-git).",
     ),
     "schema": (
         "fixmem.cli.schema",

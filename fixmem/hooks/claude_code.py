@@ -38,7 +38,7 @@ from fixmem.hooks.config import HookConfig
 from fixmem.hooks.reader import Candidate, ColdStart, Query, Reader, ReaderError
 from fixmem.hooks.readers import reader_for
 from fixmem.hooks.session import SessionState, SessionStore, choose, note_call, note_failure
-from fixmem.identity import resolve_project
+from fixmem.identity import hook_spool_dir, resolve_project
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 if TYPE_CHECKING:
@@ -286,7 +286,7 @@ def sessions_dir(config: HookConfig) -> str:
 
 def spool_dir(config: HookConfig) -> str:
     """Where the Stop publisher keeps the turns Redis did not take (``ingest.spool``)."""
-    return os.path.join(config.hooks_dir, "spool")
+    return hook_spool_dir(config.data_dir)
 
 
 def spooled(config: HookConfig) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from fixmem.identity import resolve_owner
+from fixmem.identity import resolve_data_dir, resolve_owner
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 if TYPE_CHECKING:
@@ -31,13 +31,6 @@ DEFAULT_STREAM = "fixmem:turns"  # Settings.stream (ingest.keys.DEFAULT_STREAM)
 DEFAULT_ROTATION_CAP = 500  # Settings.rotation_cap: entries a project keeps when the hook writes locally
 DEFAULT_ROTATION_SLACK = 50  # Settings.rotation_slack: lines past the cap an append may leave
 DEFAULT_K = 5  # fixmem.limits.DEFAULT_K
-
-
-def default_data_dir(env: Mapping[str, str]) -> str:
-    """``$XDG_DATA_HOME/fixmem``, else ``~/.local/share/fixmem`` (as ``fixmem.settings``)."""
-    xdg = env.get("XDG_DATA_HOME")
-    base = xdg or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "fixmem")
 
 
 def read_token(path: str | None) -> str | None:
@@ -139,7 +132,7 @@ class HookConfig:
                 return default
 
         return cls(
-            os.path.expanduser(get("DATA_DIR") or default_data_dir(env)),
+            resolve_data_dir(None, env),
             resolve_owner(None, env),
             project=get("PROJECT"),
             api_url=(get("API_URL") or "").rstrip("/") or None,

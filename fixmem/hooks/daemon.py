@@ -5,7 +5,10 @@ exclusive ``flock`` of ``<data_dir>/hooks/recall.lock`` first (a second daemon e
 any slow import), imports the store, loads the project it was started for, then binds
 ``<data_dir>/hooks/recall.sock`` (mode 0600: only the data directory's user) and answers one JSON line
 per connection with ``LocalReader.recall`` — the same code, hence the same answers, as an in-process
-recall; the store's cache re-reads a log that changed. It exits after ``FIXMEM_HOOK_DAEMON_IDLE_SECONDS``
+recall; the store's cache re-reads a log that changed. A request of kind ``cli`` is a read-only
+``fixmem`` command line the console script forwards (``fixmem.__main__``): it runs the click command
+itself (``fixmem.cli.warm``; ``--warm-cli`` imports it before the socket is bound) and answers its exit
+code and output. It exits after ``FIXMEM_HOOK_DAEMON_IDLE_SECONDS``
 without a request, or when its socket file is removed or replaced. Failures are logged and counted
 under ``<data_dir>/hooks/`` (``daemon``).
 """
@@ -32,12 +35,14 @@ CONNECTION_TIMEOUT_SECONDS = 5.0
 
 
 def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
-    """The answer to one request line: ``{"ok": true, "candidates": [[id, files, line], …]}`` or
-    ``{"ok": false, "error": …}``."""
+    """The answer to one request line: ``{"ok": true, "candidates": [[id, files, line], …]}`` (a recall),
+    ``{"ok": true, "code": …, "stdout": …, "stderr": …}`` (kind ``cli``) or ``{"ok": false, "error": …}``."""
     try:
         request = json.loads(raw)
         if not isinstance(request, dict) or request.get("v") != PROTOCOL:
             raise ValueError(f"not a protocol {PROTOCOL} request")
+        if request.get("kind") == "cli":
+            return _run_command(request)
         files = request.get("files") or []
         error = request.get("error")
         query = Query(str(request["q"]), tuple(str(f) for f in files), str(error) if error else None)
@@ -53,6 +58,17 @@ def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
     return {"ok": True, "candidates": [c.to_json() for c in found]}
 
 
+def _run_command(request: dict[str, object]) -> dict[str, object]:
+    """Run a forwarded command line (``argv``, ``env``, ``cwd``, ``prog``); raises on a bad request."""
+    from fixmem.cli import warm  # noqa: PLC0415 - click, pydantic, the store: only once the CLI asks
+
+    argv, env = request["argv"], request["env"]
+    if not isinstance(argv, list) or not isinstance(env, dict):
+        raise ValueError("argv must be a list and env an object")
+    code, out, err = warm.run(argv, env, str(request["cwd"]), str(request["prog"]))
+    return {"ok": True, "code": code, "stdout": out, "stderr": err}
+
+
 def _read_request(conn: socket.socket) -> bytes:
     data = b""
     while b"\n" not in data and len(data) <= MAX_REQUEST_BYTES:
@@ -64,10 +80,14 @@ def _read_request(conn: socket.socket) -> bytes:
 
 
 def serve(
-    config: HookConfig, *, warm: tuple[str, str] | None = None, idle_seconds: float | None = None
+    config: HookConfig,
+    *,
+    warm: tuple[str, str] | None = None,
+    warm_cli: bool = False,
+    idle_seconds: float | None = None,
 ) -> int:
     """Serve until idle for ``idle_seconds`` (default: the config's); the number of requests answered,
-    or -1 when another daemon holds the lock."""
+    or -1 when another daemon holds the lock. ``warm_cli``: import the forwarded commands first."""
     idle = config.daemon_idle_seconds if idle_seconds is None else idle_seconds
     hooks_dir = config.hooks_dir
     os.makedirs(hooks_dir, exist_ok=True)
@@ -81,6 +101,10 @@ def serve(
         lock.write(f"{os.getpid()}\n".encode())
         lock.flush()
         reader = LocalReader(config)
+        if warm_cli:
+            from fixmem.cli import warm as cli  # noqa: PLC0415 - what the console script's requests run
+
+            cli.warm_up()
         if warm is not None:  # imports the store and parses that project's log before answering
             try:
                 reader.recall(warm[0], warm[1], Query("warm up"), 1, config.prompt_budget_tokens)
@@ -142,12 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fixmem.hooks.daemon")
     parser.add_argument("--warm-owner", default="")
     parser.add_argument("--warm-project", default="")
+    parser.add_argument("--warm-cli", action="store_true", help="import the CLI's forwarded commands")
     args = parser.parse_args(argv)
     config = HookConfig.from_env()
     warm = (args.warm_owner, args.warm_project) if args.warm_owner and args.warm_project else None
     signal.signal(signal.SIGTERM, _terminate)  # leave no socket behind
     try:
-        serve(config, warm=warm)
+        serve(config, warm=warm, warm_cli=args.warm_cli)
     except Exception as exc:
         note_failure(config.hooks_dir, "daemon", f"{type(exc).__name__}: {exc}")
     return 0

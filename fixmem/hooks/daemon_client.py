@@ -78,9 +78,10 @@ def daemon_running(hooks_dir: str) -> bool:
         return False
 
 
-def start_daemon(config: HookConfig, warm: tuple[str, str] | None = None) -> None:
+def start_daemon(config: HookConfig, warm: tuple[str, str] | None = None, *, cli: bool = False) -> None:
     """Start ``python -m fixmem.hooks.daemon`` for the data directory, detached (own session, no stdio);
-    ``warm``: the (owner, project) it loads before it answers."""
+    ``warm``: the (owner, project) it loads before it answers; ``cli``: it imports the CLI's forwarded
+    commands first (``fixmem.__main__`` starts it)."""
     import subprocess  # noqa: PLC0415 - only on a cold start
 
     env = {**os.environ, "FIXMEM_DATA_DIR": config.data_dir}
@@ -88,6 +89,8 @@ def start_daemon(config: HookConfig, warm: tuple[str, str] | None = None) -> Non
     argv = [sys.executable, "-m", "fixmem.hooks.daemon"]
     if warm is not None:
         argv += ["--warm-owner", warm[0], "--warm-project", warm[1]]
+    if cli:
+        argv.append("--warm-cli")
     subprocess.Popen(
         argv,
         env=env,

@@ -1,27 +1,35 @@
 """The HTTP API as a child of ``fixmem up``: its command line, its port, its token, what ``up`` prints.
 
-Port: ``FIXMEM_API_PORT`` when set (0: a free one; taken: an error), else 8765, or a free one when 8765
-is taken (another ``up`` on this machine). Without configured tokens (``FIXMEM_API_TOKENS`` or
-``FIXMEM_API_TOKENS_FILE``), ``up`` makes one random token per owner it serves: yours (``Settings.owner``:
+Port: ``FIXMEM_API_PORT`` when set to a port (taken: an error); else (unset or 0) the one the last ``up``
+of this data directory used (``fixmem.runtime.state``), else 8765 (unset) or any (0); a free one when
+that is taken (another ``up`` on this machine), said on the ``api`` line; the port is saved for next time.
+
+Without configured tokens (``FIXMEM_API_TOKENS`` or ``FIXMEM_API_TOKENS_FILE``), ``up`` keeps a token
+per owner it serves in ``<data dir>/tokens`` (``fixmem.runtime.tokens``): yours (``Settings.owner``:
 ``FIXMEM_OWNER``, else the login name — the owner ``fixmem recall`` means and the README's example
-publishes as) and the demo's; it hands them to the child in its environment and prints them; they live
-as long as that ``up``.
+publishes as) and the demo's, and an operator's token for you in ``<data dir>/ops-tokens`` (the UI's
+Pipeline page). Made on the first ``up``, the same ones after; the child reads the files (watched:
+``fixmem token new|revoke`` reach it) and ``up`` prints the tokens.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 import socket
 import sys
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlencode
 
 from fixmem.errors import CliError, ExitCode
 from fixmem.runtime.demo import OWNER as DEMO_OWNER
 from fixmem.runtime.demo import PROJECT as DEMO_PROJECT
 from fixmem.runtime.demo import QUERY as DEMO_QUERY
+from fixmem.runtime.redis_server import can_bind
+from fixmem.runtime.state import save_port, saved_ports
 from fixmem.runtime.supervisor import ChildSpec
+from fixmem.runtime.tokens import TokenStoreError, ensure_tokens, tokens_path
 from fixmem.settings import Settings
 
 
@@ -31,16 +39,16 @@ class ApiChild:
 
     spec: ChildSpec
     base_url: str
-    tokens: dict[str, str]  # owner -> the token generated for it; empty when tokens are configured
+    tokens: dict[str, str]  # owner -> its token in the data directory; empty when tokens are configured
     lines: tuple[str, ...]
+    operator_token: str | None = None
 
-
-def _can_bind(host: str, port: int) -> bool:
-    try:
-        with socket.create_server((host, port)):
-            return True
-    except OSError:
-        return False
+    @property
+    def ready_url(self) -> str:
+        """Where ``up`` asks whether the API is ready (a wildcard host is asked on loopback)."""
+        host, _, port = self.base_url.removeprefix("http://").rpartition(":")
+        host = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]", "": "127.0.0.1"}.get(host, host)  # noqa: S104
+        return f"http://{host}:{port}/readyz"
 
 
 def _free_port(host: str, port: int) -> int:
@@ -57,20 +65,54 @@ def _free_port(host: str, port: int) -> int:
         ) from exc
 
 
-def api_child(settings: Settings, redis_url: str) -> ApiChild:
-    """The ``fixmem serve`` child for ``up``; raises CliError when its port is taken."""
+def _port(settings: Settings, *, wait_saved: float) -> tuple[int, str]:
+    """The API's port and a note when the saved one was taken; raises CliError for a taken set port."""
+    host, given = settings.api_host, "api_port" in settings.model_fields_set
+    if given and settings.api_port:
+        return _free_port(host, settings.api_port), ""
+    saved = saved_ports(settings.data_dir).get("api")
+    wanted = saved or (0 if given else settings.api_port)
+    deadline = time.monotonic() + (wait_saved if saved else 0.0)  # a dead `up`'s API is still stopping
+    while wanted:
+        if can_bind(host, wanted):
+            return wanted, ""
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    port = _free_port(host, 0)
+    return port, (f" (port {saved}, used last time, is taken now)" if saved else "")
+
+
+def _data_dir_tokens(settings: Settings) -> tuple[dict[str, str], str | None, dict[str, str]]:
+    """Tokens, operator's token and child environment for a data directory's own tokens files."""
+    owners = [o for o in dict.fromkeys([settings.owner, DEMO_OWNER]) if o]
+    try:
+        tokens = ensure_tokens(settings.data_dir, "owner", owners)
+        operator = (
+            ensure_tokens(settings.data_dir, "operator", [settings.owner])[settings.owner]
+            if (settings.owner)
+            else None
+        )
+    except TokenStoreError as exc:
+        raise CliError(f"API tokens: {exc}", ExitCode.CONFIG_ERROR) from exc
+    env = {"FIXMEM_API_TOKENS_FILE": str(tokens_path(settings.data_dir, "owner"))}
+    if settings.api_ops_tokens_file is None:
+        env["FIXMEM_API_OPS_TOKENS_FILE"] = str(tokens_path(settings.data_dir, "operator"))
+    return tokens, operator, env
+
+
+def api_child(settings: Settings, redis_url: str, *, wait_saved_port: float = 0.0) -> ApiChild:
+    """The ``fixmem serve`` child for ``up``; raises CliError when its port is taken or its tokens
+    cannot be kept. ``wait_saved_port``: how long the saved port may stay taken (a dead ``up``'s API)."""
     host = settings.api_host
-    if "api_port" in settings.model_fields_set or not _can_bind(host, settings.api_port):
-        port = _free_port(host, settings.api_port if "api_port" in settings.model_fields_set else 0)
-    else:
-        port = settings.api_port
+    port, note = _port(settings, wait_saved=wait_saved_port)
+    save_port(settings.data_dir, "api", port)
     env = {**os.environ, "FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(settings.data_dir)}
     tokens: dict[str, str] = {}
+    operator = None
     if settings.api_tokens is None and settings.api_tokens_file is None:
-        tokens = {
-            owner: secrets.token_urlsafe(24) for owner in dict.fromkeys([settings.owner, DEMO_OWNER]) if owner
-        }
-        env["FIXMEM_API_TOKENS"] = ",".join(f"{token}:{owner}" for owner, token in tokens.items())
+        tokens, operator, files = _data_dir_tokens(settings)
+        env |= files
     argv = [
         sys.executable, "-m", "fixmem", "serve", "--host", host, "--port", str(port),
         "--parent-pid", str(os.getpid()),
@@ -78,9 +120,15 @@ def api_child(settings: Settings, redis_url: str) -> ApiChild:
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
     lines = [
-        f"api        {base}/api/fix-memory   docs {base}/docs   metrics {base}/metrics",
+        f"api        {base}/api/fix-memory   docs {base}/docs   metrics {base}/metrics{note}",
         f"web UI     {base}/ui   (log in with a token)",
+        *_token_lines(settings, base, tokens, operator),
     ]
+    return ApiChild(ChildSpec("api", argv, env), base, tokens, tuple(lines), operator)
+
+
+def _token_lines(settings: Settings, base: str, tokens: dict[str, str], operator: str | None) -> list[str]:
+    lines = []
     for owner, token in tokens.items():
         whose = (
             "the turns of `fixmem up --demo`"
@@ -88,13 +136,16 @@ def api_child(settings: Settings, redis_url: str) -> ApiChild:
             else "yours: FIXMEM_OWNER, else your login name"
         )
         lines.append(f"token      {token}   (owner {owner}, {whose})")
+    if operator:
+        lines.append(f"operator   {operator}   ({settings.owner}: the web UI's Pipeline page)")
     if DEMO_OWNER in tokens:
         query = urlencode({"project_id": DEMO_PROJECT, "q": DEMO_QUERY})
         lines.append(
             f"try        curl -H 'Authorization: Bearer {tokens[DEMO_OWNER]}' '{base}/api/fix-memory?{query}'"
         )
     if tokens:
-        lines.append("           (set FIXMEM_API_TOKENS='token:owner,…' for tokens of your own)")
+        where = Path(tokens_path(settings.data_dir, "owner"))
+        lines.append(f"           (kept in {where} and ops-tokens beside it: `fixmem token list|new|revoke`)")
     else:
         lines.append("tokens     from FIXMEM_API_TOKENS / FIXMEM_API_TOKENS_FILE")
-    return ApiChild(ChildSpec("api", argv, env), base, tokens, tuple(lines))
+    return lines

@@ -113,7 +113,7 @@ def path_shadowing_note(path: str | None = None, prefix: str = sys.prefix) -> st
     )
 
 
-def _one_shot_client(port: int, timeout: float) -> redis.Redis:
+def one_shot_client(port: int, timeout: float) -> redis.Redis:
     """A client of the embedded server that never retries: redis-py's default retries a command whose
     connection drops 3 times with backoff, and SHUTDOWN always drops it (that made ``fixmem up`` wait
     ~4 s after Redis had exited)."""
@@ -124,6 +124,15 @@ def _one_shot_client(port: int, timeout: float) -> redis.Redis:
         socket_connect_timeout=timeout,
         retry=Retry(NoBackoff(), 0),
     )
+
+
+def can_bind(host: str, port: int) -> bool:
+    """Whether a TCP server could listen on ``host:port`` now."""
+    try:
+        with socket.create_server((host, port)):
+            return True
+    except OSError:
+        return False
 
 
 def free_port() -> int:
@@ -185,7 +194,7 @@ class EmbeddedRedis:
 
     def _wait_ready(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        client = _one_shot_client(self.port, 0.5)  # this loop is the retry
+        client = one_shot_client(self.port, 0.5)  # this loop is the retry
         try:
             while time.monotonic() < deadline:
                 if self.process is None or self.process.poll() is not None:
@@ -215,7 +224,7 @@ class EmbeddedRedis:
         if proc is None or proc.poll() is not None:
             return
         with contextlib.suppress(redis.RedisError):
-            _one_shot_client(self.port, timeout).shutdown(nosave=True)
+            one_shot_client(self.port, timeout).shutdown(nosave=True)
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

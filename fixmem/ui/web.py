@@ -25,7 +25,7 @@ import jinja2
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from fixmem.api.auth import TokenMap, parse_tokens
+from fixmem.api.auth import Tokens, load_ops_tokens
 from fixmem.api.context import ApiContext, store_errors
 from fixmem.ui.limit import LoginLimiter
 from fixmem.ui.session import LOGIN_COOKIE, SESSION_COOKIE, Sessions, Viewer, csrf_matches
@@ -69,7 +69,7 @@ class UiState:
 
     templates: jinja2.Environment
     sessions: Sessions
-    ops_tokens: TokenMap
+    ops_tokens: Tokens
     static: Mapping[str, bytes]
     project_rows: ProjectRows
     logins: LoginLimiter
@@ -98,7 +98,7 @@ def _short(text: str, limit: int = 160) -> str:
 
 
 def build_state(ctx: ApiContext) -> UiState:
-    """The UI's state for ``ctx``; raises TokenConfigError for malformed ``FIXMEM_API_OPS_TOKENS``."""
+    """The UI's state for ``ctx``; raises TokenConfigError for malformed operators' tokens."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("fixmem.ui", "templates"),
         autoescape=True,  # every template, whatever its name
@@ -109,8 +109,6 @@ def build_state(ctx: ApiContext) -> UiState:
     env.filters["when"] = _when
     env.filters["short"] = _short
     env.globals["link"] = _link
-    ops = ctx.settings.api_ops_tokens
-    tokens = parse_tokens(ops.get_secret_value(), source="FIXMEM_API_OPS_TOKENS") if ops else {}
     static = {
         f.name: f.read_bytes()
         for f in resources.files("fixmem.ui").joinpath("static").iterdir()
@@ -118,7 +116,7 @@ def build_state(ctx: ApiContext) -> UiState:
     }
     settings = ctx.settings
     logins = LoginLimiter(settings.ui_login_max_failures, settings.ui_login_window_seconds)
-    return UiState(env, Sessions(), TokenMap(tokens), static, ProjectRows(), logins)
+    return UiState(env, Sessions(), load_ops_tokens(settings), static, ProjectRows(), logins)
 
 
 def context(request: Request) -> ApiContext:

@@ -324,3 +324,31 @@ def test_the_registry_helper_exposes_only_the_families_it_is_given() -> None:
     assert generate_latest(_registry([])) == b""  # a fresh registry: nothing of the process's default one
     families = fleet_families(_snapshot({"fixed": 1}, last=1.0))
     assert [f.name for f in _registry(families).collect()] == [f.name for f in families]
+
+
+# -- the scan-git job ---------------------------------------------------------------------------------------
+
+
+def test_scan_git_runs_periodically_in_compose_and_kubernetes() -> None:
+    service = yaml.safe_load((DEPLOY / "compose.yml").read_text())["services"]["scan-git"]
+    assert service["profiles"] == ["scan-git"] and service["entrypoint"] == ["sh", "-c"]
+    (loop,) = service["command"]
+    scan = re.search(r"fixmem (verdicts scan-git [^;]+);", loop)
+    assert scan is not None and "sleep 3600" in loop and "fetch" in loop
+    assert _resolve(shlex.split(scan.group(1))).name == "verdicts"
+    _check_env(list(service["environment"]), "compose service scan-git")
+    assert "fixmem-data:/data" in service["volumes"]
+    job = _k8s()[("CronJob", "fixmem-scan-git")]
+    pod = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    group = cli.get_command(click.Context(cli, info_name="fixmem"), container["args"][0])
+    assert isinstance(group, click.Group)
+    sub = group.get_command(click.Context(group), container["args"][1])
+    assert sub is not None and sub.name == "scan-git"
+    with sub.make_context("scan-git", container["args"][2:]):
+        pass
+    _check_env([e["name"] for e in container["env"]], "CronJob fixmem-scan-git")
+    (clone,) = pod["initContainers"]
+    assert clone["args"][0] == "clone" and {m["mountPath"] for m in clone["volumeMounts"]} == {"/repo"}
+    assert job["spec"]["concurrencyPolicy"] == "Forbid"
+    assert "apt-get install -y --no-install-recommends git" in (DEPLOY / "Dockerfile").read_text()

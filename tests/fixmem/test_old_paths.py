@@ -40,7 +40,8 @@ SHIMS = {
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("fixmem.cli", "main"),  # pyproject's console script
+        ("fixmem.cli", "main"),  # what pyproject's console script runs (fixmem.__main__.main)
+        ("fixmem.__main__", "main"),  # pyproject's console script
         ("fixmem.rq_worker", "Worker"),
         ("fixmem.hooks.publisher", "main"),  # what the installed hooks start
         ("fixmem.hooks.daemon", "main"),
@@ -98,7 +99,7 @@ def test_the_installed_hook_script_runs_by_its_path() -> None:
 
 def test_the_console_script_names_the_cli() -> None:
     text = (FIXMEM.parent / "pyproject.toml").read_text()
-    assert 'fixmem = "fixmem.cli:main"' in text
+    assert 'fixmem = "fixmem.__main__:main"' in text  # which runs fixmem.cli:main but for the fast path
     assert 'fixmem-hook = "fixmem.hooks.__main__:main"' in text
 
 

@@ -107,7 +107,9 @@ def _python_api(tmp_path: Path) -> set[str]:
 def _http() -> set[str]:
     child = api_child(Settings.from_env(), "redis://127.0.0.1:1")  # the token `fixmem up` makes for you
     token = next(iter(child.tokens.values()))  # the first: yours; the demo owner's follows
-    served = {k: child.spec.env[k] for k in ("FIXMEM_API_TOKENS", "FIXMEM_DATA_DIR", "FIXMEM_STORE_LOCK")}
+    served = {
+        k: child.spec.env[k] for k in ("FIXMEM_API_TOKENS_FILE", "FIXMEM_DATA_DIR", "FIXMEM_STORE_LOCK")
+    }
     with running_api(served) as api:
         got = httpx.get(
             f"{api.url}/api/fix-memory",

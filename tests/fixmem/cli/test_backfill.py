@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -348,3 +349,21 @@ def test_a_backfill_over_data_of_the_earlier_id_rule_adds_nothing(env: Pipeline,
     assert judged and {after[i].outcome_source for i in judged} == {"verdict:benchmark"}
     assert all(after[i].agent_outcome == entries[i].outcome for i in judged)
     assert read_counters(env.client()).events["recorded"] - before["recorded"] == 0
+
+
+_TIMINGS = re.compile(r" in [0-9.]+s:|\([0-9.]+ files/s, [0-9.]+ events/s, [0-9.]+ MB/s\)")
+
+
+def test_the_getting_started_sample_is_what_the_command_prints(
+    env: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/getting-started.md's backfill sample, run: the same lines but for the timings."""
+    text = (ROOT / "docs" / "getting-started.md").read_text()
+    block = text.split("$ fixmem backfill tests/fixtures/agent-logs --owner alice", 1)[1].split("```", 1)[0]
+    documented = block.strip().splitlines()[1:]  # after the command's own line
+    monkeypatch.chdir(ROOT)
+    code, out = backfill("tests/fixtures/agent-logs", "--owner", "docs-sample", "--timeout", "120")
+    assert code == 0, out
+    assert [_TIMINGS.sub("", line) for line in out.strip().splitlines()] == [
+        _TIMINGS.sub("", line) for line in documented
+    ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fixmem import limits
 from fixmem.hooks import config, reader, session
 from fixmem.settings import Settings
@@ -61,3 +63,22 @@ def test_the_hook_asks_within_the_api_bounds() -> None:
     body = reader.Query(long_task, files=("", "x" * 2000, "src/p.py")).to_json()
     assert body["q"] == fit_query(long_task, limits.MAX_QUERY_CHARS)  # as the CLI and the MCP tool fit it
     assert body["files"] == ["src/p.py"]  # what the API would refuse is not sent
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"HOME": "/h"}, "/h/.local/share/fixmem"),
+        ({"HOME": "/h", "XDG_DATA_HOME": "/x"}, "/x/fixmem"),
+        ({"HOME": "/h", "FIXMEM_DATA_DIR": "/d"}, "/d"),
+        ({"HOME": "/h", "FIXMEM_DATA_DIR": " /d "}, "/d"),
+        ({"HOME": "/h", "FIXMEM_DATA_DIR": "   ", "XDG_DATA_HOME": "/x"}, "/x/fixmem"),
+        ({"HOME": "/h", "FIXMEM_DATA_DIR": "~/mem"}, str(Path("~/mem").expanduser())),
+        ({"HOME": "/h", "FIXMEM_DATA_DIR": "rel/dir"}, "rel/dir"),
+    ],
+)
+def test_the_hook_and_the_settings_find_the_same_data_dir(env: dict[str, str], expected: str) -> None:
+    """One rule (``fixmem.identity.resolve_data_dir``): the hooks, the settings and the CLI's fast path."""
+    assert config.HookConfig.from_env(env).data_dir == expected
+    assert Settings.from_env(env).data_dir == Path(expected)
+    assert Settings.from_env(env, data_dir=Path("/flag")).data_dir == Path("/flag")

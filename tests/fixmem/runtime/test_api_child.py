@@ -7,6 +7,7 @@ import os
 import queue
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -16,9 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from fixmem.api.auth import load_ops_tokens, load_tokens
 from fixmem.errors import CliError
 from fixmem.runtime.api_child import api_child
 from fixmem.runtime.demo import OWNER, PROJECT, QUERY
+from fixmem.runtime.state import saved_ports
 from fixmem.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -88,33 +91,64 @@ def test_up_serves_the_api_with_a_printed_demo_token(tmp_path: Path) -> None:
     assert proc.returncode == 0
 
 
-def _settings(**env: str) -> Settings:
-    return Settings.from_env({"HOME": "/nonexistent", **env})
+def _settings(data_dir: Path, **env: str) -> Settings:
+    return Settings.from_env({"HOME": "/nonexistent", "FIXMEM_DATA_DIR": str(data_dir), **env})
 
 
-def test_the_api_child_takes_a_free_port_when_the_default_one_is_taken() -> None:
+def test_the_api_child_takes_a_free_port_when_the_default_one_is_taken(tmp_path: Path) -> None:
     default = Settings.model_fields["api_port"].default
     with contextlib.ExitStack() as stack:
         with contextlib.suppress(OSError):  # already taken (another `up` here): just as good
             stack.enter_context(socket.create_server(("127.0.0.1", default)))
-        child = api_child(_settings(), "redis://127.0.0.1:6399/0")
+        child = api_child(_settings(tmp_path), "redis://127.0.0.1:6399/0")
         port = int(child.base_url.rsplit(":", 1)[1])
         assert port != default
         argv = list(child.spec.argv)
         assert argv[argv.index("serve") :][:5] == ["serve", "--host", "127.0.0.1", "--port", str(port)]
         with pytest.raises(CliError, match=f"cannot listen on 127.0.0.1:{default}.*FIXMEM_API_PORT"):
-            api_child(_settings(FIXMEM_API_PORT=str(default)), "redis://127.0.0.1:6399/0")
+            api_child(_settings(tmp_path, FIXMEM_API_PORT=str(default)), "redis://127.0.0.1:6399/0")
 
 
-def test_the_api_child_gets_a_token_for_you_and_the_demo_only_without_configured_tokens() -> None:
-    """One token per owner ``up`` serves: yours (FIXMEM_OWNER, what `recall` means) and the demo's."""
-    child = api_child(_settings(FIXMEM_API_PORT="0", FIXMEM_OWNER="alice"), "redis://127.0.0.1:6399/0")
+def test_the_api_child_keeps_a_token_for_you_and_the_demo_only_without_configured_tokens(
+    tmp_path: Path,
+) -> None:
+    """One token per owner ``up`` serves: yours (FIXMEM_OWNER, what `recall` means) and the demo's, and an
+    operator's token for you; kept in the data directory (0600), the same ones the next time."""
+    child = api_child(
+        _settings(tmp_path, FIXMEM_API_PORT="0", FIXMEM_OWNER="alice"), "redis://127.0.0.1:6399/0"
+    )
     assert set(child.tokens) == {"alice", OWNER} and all(len(t) >= 24 for t in child.tokens.values())
-    assert child.spec.env is not None
-    assert child.spec.env["FIXMEM_API_TOKENS"] == ",".join(f"{t}:{o}" for o, t in child.tokens.items())
+    assert child.spec.env is not None and "FIXMEM_API_TOKENS" not in child.spec.env
+    served = Settings.from_env({k: v for k, v in child.spec.env.items() if k.startswith("FIXMEM_API")})
+    assert {t: load_tokens(served).owner(t) for t in child.tokens.values()} == {
+        t: o for o, t in child.tokens.items()
+    }
+    assert child.operator_token and load_ops_tokens(served).owner(child.operator_token) == "alice"
+    for name in ("tokens", "ops-tokens"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
     assert any(child.tokens[OWNER] in line and "curl" in line for line in child.lines)
     assert any(child.tokens["alice"] in line and "owner alice," in line for line in child.lines)
+    assert any(child.operator_token in line and line.startswith("operator ") for line in child.lines)
     assert any(line.startswith("web UI ") and line.split()[2].endswith("/ui") for line in child.lines)
-    configured = api_child(_settings(FIXMEM_API_PORT="0", FIXMEM_API_TOKENS="t:alice"), "redis://x:1/0")
-    assert configured.tokens == {}
+    again = api_child(_settings(tmp_path, FIXMEM_OWNER="alice"), "redis://127.0.0.1:6399/0")
+    assert (again.tokens, again.operator_token) == (child.tokens, child.operator_token)
+    configured = api_child(
+        _settings(tmp_path / "other", FIXMEM_API_PORT="0", FIXMEM_API_TOKENS="t:alice"), "redis://x:1/0"
+    )
+    assert configured.tokens == {} and configured.operator_token is None
     assert not any("curl" in line for line in configured.lines)
+    assert not (tmp_path / "other" / "tokens").exists()
+
+
+def test_the_api_child_reuses_its_saved_port_and_says_when_it_is_taken(tmp_path: Path) -> None:
+    first = api_child(_settings(tmp_path, FIXMEM_API_PORT="0"), "redis://127.0.0.1:6399/0")
+    port = int(first.base_url.rsplit(":", 1)[1])
+    assert saved_ports(tmp_path)["api"] == port
+    again = api_child(_settings(tmp_path), "redis://127.0.0.1:6399/0")  # unset: the saved one, not 8765
+    assert again.base_url == first.base_url and "taken" not in again.lines[0]
+    with socket.create_server(("127.0.0.1", port)):
+        moved = api_child(_settings(tmp_path), "redis://127.0.0.1:6399/0")
+    assert moved.base_url != first.base_url
+    assert f"(port {port}, used last time, is taken now)" in moved.lines[0]
+    assert saved_ports(tmp_path)["api"] == int(moved.base_url.rsplit(":", 1)[1])
+    assert moved.ready_url == moved.base_url + "/readyz"
