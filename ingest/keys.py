@@ -34,6 +34,7 @@ Layout::
     fixmem:metrics:gauges             hash     last_entry_timestamp_seconds
     fixmem:metrics:verdicts           hash     verdicts by ``source|outcome|result``
     fixmem:metrics:overturns          hash     verdicts that changed the agent's label, source|agent|verdict
+    fixmem:metrics:verdicts_unlinked  hash     link verdicts not applied, by reason (workers.linker)
     fixmem:metrics:agents             hash     entries by ``harness|model|outcome`` (agent's label)
     fixmem:metrics:labels:<name>      set      the harness / model label values admitted (bounded; else other)
     fixmem:metrics:hist:<name>        hash     histogram: per-bucket counts ``in=<bound>``, ``sum``, ``count``
@@ -88,6 +89,7 @@ METRICS_GAUGES: Final = f"{PREFIX}:metrics:gauges"
 METRICS_VERDICTS: Final = f"{PREFIX}:metrics:verdicts"
 METRICS_OVERTURNS: Final = f"{PREFIX}:metrics:overturns"
 METRICS_AGENTS: Final = f"{PREFIX}:metrics:agents"
+METRICS_VERDICTS_UNLINKED: Final = f"{PREFIX}:metrics:verdicts_unlinked"
 LABELS_HARNESS: Final = f"{PREFIX}:metrics:labels:harness"
 LABELS_MODEL: Final = f"{PREFIX}:metrics:labels:model"
 HIST_EVENT_TO_ENTRY: Final = f"{PREFIX}:metrics:hist:event_to_entry_seconds"
@@ -103,6 +105,7 @@ ALL_METRICS: Final = (
     METRICS_VERDICTS,
     METRICS_OVERTURNS,
     METRICS_AGENTS,
+    METRICS_VERDICTS_UNLINKED,
     HIST_EVENT_TO_ENTRY,
     HIST_BATCH_DURATION,
 )

@@ -237,9 +237,10 @@ def publish_verdict(
     ts: float | None = None,
     stream: str = keys.DEFAULT_STREAM,
     retry_seconds: float | None = None,
+    link: Mapping[str, Any] | None = None,
 ) -> str:
-    """Publish a verdict on a recorded turn (named by its ``event_id`` or its entry's ``entry_id``); returns
-    its stream id.
+    """Publish a verdict on a recorded turn (named by its ``event_id`` or its entry's ``entry_id``, or by a
+    ``link``: commit, session, files, tests, hunks; ``ingest.links.VerdictLink``); returns its stream id.
 
     ``outcome``: ``fixed`` (the fix held), ``partial`` (it did not) or ``unverified``; ``source``: ``ci``,
     ``benchmark``, ``review``, ``revert`` or ``merged`` (precedence revert > review > ci > benchmark >
@@ -259,6 +260,8 @@ def publish_verdict(
         "source": source,
         "detail": detail,
     }
+    if link is not None:
+        body["link"] = dict(link)
     return publish_many(client, [body], stream=stream, retry_seconds=retry_seconds)[0]
 
 

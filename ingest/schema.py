@@ -25,6 +25,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ingest.errors import DeadLetterReason, InvalidEvent
+from ingest.links import VerdictLink
 from ingest.recall_meta import RecallMeta
 
 WIRE_VERSION = 1
@@ -192,6 +193,12 @@ class HarnessMeta(BaseModel):
     session_id: str | None = Field(default=None, description="The agent session the turn belongs to.")
     turn: int | None = Field(default=None, description="The turn's number in its session.")
     commit: str | None = Field(default=None, description="The checkout's commit at the end of the turn.")
+    # Where the turn sits in git, for linking verdicts (``workers.linker``); never part of the turn's id.
+    commit_start: str | None = Field(default=None, description="HEAD when the turn started (hex sha).")
+    commit_end: str | None = Field(default=None, description="HEAD when the turn ended (hex sha).")
+    dirty: bool | None = Field(
+        default=None, description="Whether the working tree had uncommitted changes when the turn ended."
+    )
     gate_downgraded: bool = Field(
         default=False,
         description="The harness downgraded the turn to unverified (its entry's outcome is `unverified`).",
@@ -310,7 +317,7 @@ class VerdictEvent(_Addressed):
     v: int = Field(strict=True, description="The wire version: 1.", json_schema_extra={"const": WIRE_VERSION})
     kind: Literal["verdict"] = Field(description="`verdict` (a turn event has no kind, or `turn`).")
     event_id: str = Field(
-        default="", max_length=512, description="The judged turn's event_id (give it or entry_id)."
+        default="", max_length=512, description="The judged turn's event_id (give it, entry_id or link)."
     )
     entry_id: str = Field(
         default="",
@@ -328,6 +335,11 @@ class VerdictEvent(_Addressed):
         description="Who judged; precedence revert > review > ci > benchmark > merged > the agent's tests."
     )
     detail: str = Field(default="", max_length=MAX_VERDICT_DETAIL_CHARS, description="What it saw, one line.")
+    link: VerdictLink | None = Field(
+        default=None,
+        description="What the judge knows instead of an id (commit, session, files, tests, hunks): "
+        "the worker links it to entries (`workers.linker`).",
+    )
 
     @field_validator("event_id", "detail")
     @classmethod
@@ -336,8 +348,10 @@ class VerdictEvent(_Addressed):
 
     @model_validator(mode="after")
     def _target(self) -> VerdictEvent:
-        if not self.event_id and not self.entry_id:
-            raise ValueError("a verdict names its turn: give event_id or entry_id")
+        if self.link is not None and (self.event_id or self.entry_id):
+            raise ValueError("a verdict names its turn by an id (event_id, entry_id) or by a link, not both")
+        if self.link is None and not self.event_id and not self.entry_id:
+            raise ValueError("a verdict names its turn: give event_id, entry_id or link")
         return self
 
 
@@ -347,8 +361,11 @@ Event = TurnEvent | VerdictEvent
 # that does not use them keeps the id every earlier version gave it (a retried turn stays one entry).
 _LATER_FIELDS: dict[str, tuple[str, ...]] = {"harness_meta": ("changed_files",)}
 # Fields that are never part of the turn's identity: a verdict is a later word on the turn, not the turn;
-# the session's impact record (``recall``) grows during the session, the turn stays the same.
-_NOT_IDENTITY: dict[str, tuple[str, ...]] = {"harness_meta": ("verdict", "recall")}
+# where the turn sits in git is read at publish time; the session's impact record (``recall``) grows
+# during the session, the turn stays the same.
+_NOT_IDENTITY: dict[str, tuple[str, ...]] = {
+    "harness_meta": ("verdict", "recall", "commit_start", "commit_end", "dirty")
+}
 
 
 def derive_event_id(event: TurnEvent) -> str:

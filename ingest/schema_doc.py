@@ -33,7 +33,7 @@ def turn_event_json_schema() -> dict[str, Any]:
 def verdict_event_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a v1 verdict event."""
     schema = VerdictEvent.model_json_schema(mode="validation")
-    schema["anyOf"] = [{"required": ["event_id"]}, {"required": ["entry_id"]}]
+    schema["anyOf"] = [{"required": ["event_id"]}, {"required": ["entry_id"]}, {"required": ["link"]}]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": VERDICT_SCHEMA_ID,

@@ -55,6 +55,11 @@ class FixEntry(BaseModel):
     agent_outcome: Outcome | None = None  # the agent's own label, kept once a verdict decides ``outcome``
     verdict: dict[str, Any] | None = None  # the verdict in effect: {source, outcome, ts, detail}
     changes: list[str] | None = None  # what the fix changed: ``file · symbol: old → new`` lines, <= 5
+    # Where the turn sits in git and which session made it, for linking verdicts (``workers.linker``).
+    commit_start: str | None = None  # HEAD when the turn started
+    commit_end: str | None = None  # HEAD when the turn ended
+    dirty: bool | None = None  # uncommitted changes in the working tree when the turn ended
+    session_id: str | None = None  # the agent session of the turn
 
 
 # What identifies a recorded turn whatever the extraction rules: its time, its task, the files it changed

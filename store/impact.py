@@ -2,7 +2,7 @@
 
 The hooks assign each agent session an arm at its first contact (``memory``: fixes injected; ``holdback``:
 none, the control; ``fixmem.hooks.arms``) and each turn's entry keeps the session's record as of that turn
-(extra fields ``session`` and ``recall``: ``ingest.recall_meta``). Here:
+(``session_id`` and the extra field ``recall``: ``ingest.recall_meta``). Here:
 
 - ``sessions_of(entries)``: one outcome per session, its last turn's (by time, then id); intention to
   treat: the session counts in the arm it was assigned, whatever was shown. ``fixed`` is the entry's
@@ -54,8 +54,7 @@ class SessionOutcome:
 
 def session_of(entry: FixEntry) -> SessionOutcome | None:
     """The session record an entry carries (None for an entry without one, or a malformed one)."""
-    extra = entry.model_extra or {}
-    record, session = extra.get("recall"), extra.get("session")
+    record, session = (entry.model_extra or {}).get("recall"), entry.session_id
     if not isinstance(record, dict) or not isinstance(session, str) or record.get("arm") not in ARMS:
         return None
     arm = str(record["arm"])

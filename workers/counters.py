@@ -97,6 +97,7 @@ class BatchReport:
     verdicts: Mapping[str, int] = field(default_factory=dict)  # by ``source|outcome|result``
     overturns: Mapping[str, int] = field(default_factory=dict)  # by ``source|agent outcome|verdict outcome``
     agents: Mapping[str, int] = field(default_factory=dict)  # recorded entries by ``harness|model|outcome``
+    unlinked: Mapping[str, int] = field(default_factory=dict)  # link verdicts not applied, by reason
 
     def to_json(self) -> dict[str, Any]:
         """A JSON value (what the RQ job returns)."""
@@ -111,6 +112,7 @@ class BatchReport:
             "verdicts": dict(self.verdicts),
             "overturns": dict(self.overturns),
             "agents": dict(self.agents),
+            "unlinked": dict(self.unlinked),
         }
 
     @classmethod
@@ -127,6 +129,7 @@ class BatchReport:
             verdicts=dict(value.get("verdicts", {})),
             overturns=dict(value.get("overturns", {})),
             agents=dict(value.get("agents", {})),
+            unlinked=dict(value.get("unlinked", {})),
         )
 
 
@@ -183,7 +186,11 @@ def record(pipe: Pipeline, report: BatchReport) -> None:
     for outcome, n in report.rotation_dropped.items():
         if n:
             pipe.hincrby(keys.METRICS_ROTATION_DROPPED, outcome, n)
-    for key, counts in ((keys.METRICS_VERDICTS, report.verdicts), (keys.METRICS_OVERTURNS, report.overturns)):
+    for key, counts in (
+        (keys.METRICS_VERDICTS, report.verdicts),
+        (keys.METRICS_OVERTURNS, report.overturns),
+        (keys.METRICS_VERDICTS_UNLINKED, report.unlinked),
+    ):
         for label, n in counts.items():
             if n:
                 pipe.hincrby(key, label, n)
@@ -234,6 +241,7 @@ class FleetCounters:
     overturns: Mapping[str, int] = field(default_factory=dict)  # ``source|agent|verdict``
     agents: Mapping[str, int] = field(default_factory=dict)  # ``harness|model|outcome``
     verdicts_held: int = 0  # entries with verdicts waiting for them (a gauge)
+    unlinked: Mapping[str, int] = field(default_factory=dict)  # link verdicts not applied, by reason
 
 
 def _ints(raw: Mapping[bytes, bytes], labels: Iterable[str] = ()) -> dict[str, int]:
@@ -277,6 +285,7 @@ def read_counters(client: redis.Redis) -> FleetCounters:
         overturns=_ints(raw[keys.METRICS_OVERTURNS]),
         agents=_ints(raw[keys.METRICS_AGENTS]),
         verdicts_held=int(held),
+        unlinked=_ints(raw[keys.METRICS_VERDICTS_UNLINKED]),
     )
 
 

@@ -139,6 +139,7 @@ class Decision:
     error: str = ""
     verdicts: tuple[Verdict, ...] = ()
     agent: str = ""
+    linked: VerdictEvent | None = None  # a verdict naming no id: linked to entries in ``_settle``
 
 
 def decide(
@@ -181,6 +182,8 @@ def _verdict_decision(stream_id: str, raw: bytes, event: VerdictEvent, *, enable
     """A verdict event's decision: its verdict on the entry it names (by entry id, else by event id)."""
     if not enabled:
         return Decision(stream_id, raw, event.owner, event.project_key, skip="skipped_disabled")
+    if event.link is not None:
+        return Decision(stream_id, raw, event.owner, event.project_key, linked=event)
     target = event.entry_id or entry_id(event.owner, event.project_key, event.event_id)
     verdict = Verdict(target, event.source, event.outcome, event.ts, event.detail)
     return Decision(stream_id, raw, event.owner, event.project_key, verdicts=(verdict,))
@@ -237,10 +240,7 @@ def tally(
     ``verdict``; what came of the batch's verdicts is ``settled`` (``workers.verdicts``).
     Latency = ``written_at`` - publish time.
     """
-    first: dict[str, FixEntry] = {}
-    for d in decisions:
-        if d.entry is not None:
-            first.setdefault(d.entry.id, d.entry)
+    first = {d.entry.id: d.entry for d in reversed(decisions) if d.entry is not None}  # the first wins
     lines = {**first, **(on_disk or {}), **{e.id: e for r in results for e in r.added}}
     recorded = written_ids(results, present).difference(counted_elsewhere)
     events: Counter[str] = Counter()
@@ -252,7 +252,7 @@ def tally(
             events["dead_letter"] += 1
         elif d.skip is not None:
             events[d.skip] += 1
-        elif d.entry is None and d.verdicts:
+        elif d.entry is None and (d.verdicts or d.linked is not None):
             events["verdict"] += 1
         elif d.entry is not None and d.entry.id in recorded:
             recorded.discard(d.entry.id)
@@ -275,6 +275,7 @@ def tally(
         verdicts=dict(settled.counts) if settled else {},
         overturns=dict(settled.overturns) if settled else {},
         agents=dict(agents),
+        unlinked=dict(settled.unlinked) if settled else {},
     )
 
 
@@ -423,17 +424,14 @@ def _append(ctx: WorkerContext, decisions: list[Decision]) -> tuple[list[Decisio
 
 
 def _settle(ctx: WorkerContext, decisions: Sequence[Decision]) -> verdicts.Settled:
-    """Apply the batch's verdicts and those held for its entries (``workers.verdicts.settle``)."""
-    incoming = [
-        verdicts.Pending(d.owner, d.project_key, v) for d in decisions if d.dead is None for v in d.verdicts
-    ]
-    entry_ids = {d.entry.id for d in decisions if d.entry is not None}
-    waiting = verdicts.held_for(ctx.client, entry_ids)
-    if not incoming and not waiting:
-        return verdicts.Settled()
-    return verdicts.settle(
-        ctx.client, ctx.store, incoming, waiting, now=ctx.clock(), hold_seconds=ctx.verdict_hold_seconds
-    )
+    """Apply the batch's verdicts, its link verdicts and those held for its entries (``workers.verdicts``)."""
+    return verdicts.settle_batch(
+        ctx.client, ctx.store,
+        [verdicts.Pending(d.owner, d.project_key, v) for d in decisions if not d.dead for v in d.verdicts],
+        [d.linked for d in decisions if d.linked is not None],
+        {d.entry.id for d in decisions if d.entry is not None},
+        now=ctx.clock(), hold_seconds=ctx.verdict_hold_seconds,
+    )  # fmt: skip
 
 
 def _letter(ctx: WorkerContext, d: Decision, origin: str, now: float) -> dict[bytes, bytes]:

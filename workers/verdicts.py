@@ -24,17 +24,20 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 import redis
 from redis.client import Pipeline
 
 from ingest import keys
+from ingest.schema import VerdictEvent
 from store import FixStore
 from store.api import Judged
 from store.verdicts import Verdict
+from workers.linker import link_verdict
 
 log = logging.getLogger("fixmem.workers.verdicts")
 MAX_HELD_PER_ENTRY = 16  # verdicts kept waiting for one entry; more are counted dropped_full
@@ -86,6 +89,7 @@ class Settled:
     counts: Counter[str] = field(default_factory=Counter)  # source|outcome|result
     overturns: Counter[str] = field(default_factory=Counter)  # source|agent outcome|verdict outcome
     released: set[str] = field(default_factory=set)  # entry ids whose held verdicts were settled
+    unlinked: Counter[str] = field(default_factory=Counter)  # link verdicts not applied, by reason
 
     def count(self, pending: Pending, result: str) -> None:
         """Count one verdict's result."""
@@ -141,6 +145,28 @@ def held_for(client: redis.Redis, entry_ids: Iterable[str]) -> list[Pending]:
             continue
         found.extend(p for p in (Pending.decode(str(i)) for i in items if isinstance(i, str)) if p)
     return found
+
+
+def linked(store: FixStore, events: Sequence[VerdictEvent]) -> tuple[list[Pending], Counter[str]]:
+    """The verdicts ``events`` (link verdicts, ``workers.linker``) give the entries of their projects' logs
+    as they are now, and the reasons of those left unapplied. A link that finds nothing is not held: the
+    turns it could judge are already recorded when CI or git judges their commit. Raises StoreError."""
+    pending: list[Pending] = []
+    unlinked: Counter[str] = Counter()
+    logs: dict[tuple[str, str], list[Any]] = {}
+    for event in events:
+        assert event.link is not None
+        where = (event.owner, event.project_key)
+        if where not in logs:
+            logs[where] = store.read(*where).entries
+        result = link_verdict(event.link, event.outcome, event.ts, logs[where])
+        unlinked.update(result.unlinked)
+        for target, outcome in result.targets:
+            verdict = Verdict(target, event.source, outcome, event.ts, event.detail)
+            pending.append(Pending(event.owner, event.project_key, verdict))
+        if result.unlinked:
+            log.info("verdict %s: %s", event.link.commit or event.link.session_id, ", ".join(result.unlinked))
+    return pending, unlinked
 
 
 def _apply(store: FixStore, pending: Sequence[Pending]) -> list[Judged]:
@@ -221,6 +247,28 @@ def settle(
             settled.count(p, "dropped_full")
         else:
             settled.count(p, "held")
+    return settled
+
+
+def settle_batch(
+    client: redis.Redis,
+    store: FixStore,
+    incoming: Sequence[Pending],
+    links: Sequence[VerdictEvent],
+    entry_ids: Collection[str],
+    *,
+    now: float,
+    hold_seconds: float,
+) -> Settled:
+    """``settle`` a batch: its verdicts, its link verdicts once linked (``linked``) and the verdicts held
+    for its entries ``entry_ids``. Raises StoreError, RedisError."""
+    by_link, unlinked = linked(store, links)
+    every = [*incoming, *by_link]
+    waiting = held_for(client, entry_ids)
+    settled = Settled()
+    if every or waiting:
+        settled = settle(client, store, every, waiting, now=now, hold_seconds=hold_seconds)
+    settled.unlinked.update(unlinked)
     return settled
 
 

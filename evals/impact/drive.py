@@ -197,7 +197,7 @@ def check(store: FixStore, truth: dict[str, dict[str, Any]]) -> dict[str, Any]:
     for e in entries:
         extra = e.model_extra or {}
         if isinstance(extra.get("recall"), dict):
-            by_session.setdefault(str(extra["session"]), []).append(extra["recall"])
+            by_session.setdefault(str(e.session_id), []).append(extra["recall"])
     wrong: dict[str, int] = {
         "arm": 0,
         "arm_changed": 0,

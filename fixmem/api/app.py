@@ -8,6 +8,7 @@ Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose 
 - ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
 - ``GET /api/projects`` -> the owner's projects: fixes, outcome ratios, first and last activity
+- ``POST /api/verdicts`` with a verdict event's body (owner: the token's) -> published to the stream, 202
 - ``/ui``: the web UI for people (``fixmem.ui``, mounted by ``fixmem.api.server``), with the same tokens
 - ``GET /schema/turn-event.json`` -> the JSON Schema of the v1 turn event (no token)
 - ``GET /schema/verdict-event.json`` -> the JSON Schema of the v1 verdict event (no token)
@@ -51,11 +52,14 @@ from fixmem.api.models import (
     RecallIn,
     RecallOut,
     StatsOut,
+    VerdictIn,
+    VerdictOut,
     projects_out,
     stats_out,
 )
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_GET_QUERY_CHARS, MAX_K, MAX_PATH_CHARS
-from ingest.schema import MAX_PROJECT_KEY_CHARS
+from ingest.publish import publish_many
+from ingest.schema import KIND_VERDICT, MAX_PROJECT_KEY_CHARS, WIRE_VERSION, validate_any
 from ingest.schema_doc import turn_event_json_schema, verdict_event_json_schema
 from ingest.workspaces import project_key_of
 from store.entry import ENTRY_ID_PATTERN
@@ -228,6 +232,22 @@ def forget(
             raise HTTPException(404, NOT_FOUND_ENTRY)
     log.info("owner %s forgot %s", who, entry_id)
     return ForgetOut(id=entry_id, forgotten=True)
+
+
+@router.post("/api/verdicts", status_code=202, response_model=VerdictOut, responses=_ERRORS, tags=TAGS)
+def verdict(ctx: Ctx, who: Owner, body: VerdictIn) -> VerdictOut:
+    """Publish a verdict (by CI, a review, git) on the owner's turn, named by id or by ``link``, to the
+    stream the workers read; 503 without Redis, 422 naming the refused field."""
+    event = {
+        "v": WIRE_VERSION, "kind": KIND_VERDICT, "owner": who,
+        **body.model_dump(mode="json", exclude_none=True),
+        "ts": body.ts if body.ts is not None else ctx.clock(),
+    }  # fmt: skip
+    if ctx.client is None:
+        raise HTTPException(503, "no Redis configured: verdicts go through the stream (FIXMEM_REDIS_URL)")
+    with store_errors():
+        [stream_id] = publish_many(ctx.client, [validate_any(event)], stream=ctx.settings.stream)
+    return VerdictOut(stream_id=stream_id)
 
 
 @router.get("/schema/turn-event.json", tags=["ops"])

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
-from ingest.schema import MAX_PROJECT_KEY_CHARS
+from ingest.links import VerdictLink
+from ingest.schema import MAX_PROJECT_KEY_CHARS, MAX_VERDICT_DETAIL_CHARS, VerdictOutcome, VerdictSource
 from store import FixEntry, Stats
 from store.redact import redact
 from store.summary import LogSummary
@@ -26,6 +27,27 @@ class RecallIn(BaseModel):
     k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K, description="At most this many fixes.")
     project_id: str | None = Field(default=None, max_length=MAX_PROJECT_KEY_CHARS)
     workspace: str | None = Field(default=None, max_length=MAX_PROJECT_KEY_CHARS)
+
+
+class VerdictIn(BaseModel):
+    """``POST /api/verdicts``: a verdict event without ``v``, ``kind`` and ``owner`` (the token's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    project_key: str = Field(min_length=1, max_length=MAX_PROJECT_KEY_CHARS, description="The project key.")
+    outcome: VerdictOutcome = Field(description="fixed: the fix held; partial: it did not; unverified.")
+    source: VerdictSource = Field(description="Who judged: revert, review, ci, benchmark or merged.")
+    event_id: str = Field(default="", max_length=512, description="The judged turn's event_id, or:")
+    entry_id: str = Field(default="", max_length=64, description="its entry id, or:")
+    link: VerdictLink | None = Field(default=None, description="what the judge knows (commit, files, tests).")
+    detail: str = Field(default="", max_length=MAX_VERDICT_DETAIL_CHARS, description="What it saw, one line.")
+    ts: float | None = Field(default=None, description="When, unix seconds (default: now).")
+
+
+class VerdictOut(BaseModel):
+    """A verdict accepted: the stream id it was published as (the workers apply it)."""
+
+    stream_id: str
 
 
 class Problem(BaseModel):

@@ -103,6 +103,8 @@ def status_command(as_json: bool, redis_url: str | None) -> None:
         out.write(f"refused  {_pairs({k: v for k, v in counters.dead_letters.items() if v})}\n")
     if counters.verdicts:
         out.write(f"verdicts {_pairs(dict(sorted(counters.verdicts.items())))} (source|outcome|result)\n")
+    if any(counters.unlinked.values()):
+        out.write(f"unlinked {_pairs(dict(sorted(counters.unlinked.items())))} (link verdicts not applied)\n")
     out.write(f"pipeline {_pairs(counters.pipeline)}\n")
     out.echo()
 

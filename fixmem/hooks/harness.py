@@ -59,6 +59,7 @@ class Harness:
         self.session = session or uuid.uuid4().hex
         self.reader = reader or reader_for(config, in_process=True)  # the store stays warm in this process
         self._project: str | None = None
+        self._start: str | None = None  # HEAD when the current task started (``before_task``)
 
     @classmethod
     def from_env(
@@ -88,6 +89,9 @@ class Harness:
     def before_task(self, text: str) -> str:
         """The block of past fixes relevant to the task ("" for none): put it before the task. Files of
         the workspace the task names weigh in, as in the Claude Code prompt hook."""
+        from ingest.git_place import head  # noqa: PLC0415
+
+        self._start = head(self.workspace)
         text = text.strip()
         if not text:
             return ""
@@ -124,8 +128,13 @@ class Harness:
         return published[0] if published else None
 
     def _event(self, turn: Mapping[str, Any]) -> TurnEvent:
+        from ingest.git_place import place  # noqa: PLC0415
         from ingest.schema import WIRE_VERSION, derive_event_id, validate_event  # noqa: PLC0415
 
+        given = turn.get("harness_meta")
+        meta = dict(given) if given else {"harness": "fixmem.hooks.harness", "session_id": self.session}
+        for key, value in {"commit_start": self._start, **place(self.workspace)}.items():
+            meta.setdefault(key, value)  # where the turn sits in git: never part of its id
         body = {
             "v": WIRE_VERSION,
             "event_id": "",
@@ -133,8 +142,8 @@ class Harness:
             "owner": self.config.owner,
             "project_key": self.project,
             "workspace": self.workspace,
-            "harness_meta": {"harness": "fixmem.hooks.harness", "session_id": self.session},
             **dict(turn),
+            "harness_meta": meta,
         }
         event = validate_event(body)
         if not turn.get("event_id"):  # the turn's identity is its content, not when it was recorded

@@ -4,7 +4,9 @@
 ``SubagentStop`` hook starts detached: it reads the Claude Code transcript with the Claude Code importer
 (the same events a backfill of that file gives: same ids, same project key), drops the last turn unless
 ``--final`` (a subagent stopped; the main turn is still running), skips turns this session published
-already, and publishes the rest. Idempotent twice over: the session remembers what it published, and
+already, and publishes the rest; the last turn of a ``--final`` publish gets ``harness_meta.commit_end``
+and ``dirty`` of ``--cwd``'s checkout at publish time (its ``commit_start`` is not known).
+Idempotent twice over: the session remembers what it published, and
 the pipeline writes an event id once. Without Redis the turns are extracted and appended here, as the
 workers would (``FixMemory``'s in-process path). Failures are logged and counted, never raised to the
 agent (``python -m`` exits 0). When Redis does not answer, the turns are kept in the spool
@@ -93,6 +95,18 @@ def transcript_events(config: HookConfig, transcript: Path, cwd: str) -> list[Tu
         return exc.events
 
 
+def with_place(event: TurnEvent, cwd: str) -> TurnEvent:
+    """``event`` with ``harness_meta.commit_end`` and ``dirty`` of ``cwd``'s checkout now (``git rev-parse
+    HEAD``, ``git status --porcelain``): the best known of the last turn at publish time. Not part of its
+    id, so a later publish of the same turn is still the same turn."""
+    from ingest.git_place import place  # noqa: PLC0415
+
+    found = {k: v for k, v in place(cwd).items() if getattr(event.harness_meta, k) is None}
+    if not found:
+        return event
+    return event.model_copy(update={"harness_meta": event.harness_meta.model_copy(update=found)})
+
+
 def publish_transcript(
     config: HookConfig, transcript: Path, session_id: str, cwd: str, *, final: bool
 ) -> list[str]:
@@ -100,6 +114,8 @@ def publish_transcript(
     events = transcript_events(config, transcript, cwd)
     if not final:
         events = events[:-1]
+    elif events and cwd:  # the turn that just ended: where its checkout is now (its start is not known)
+        events[-1] = with_place(events[-1], cwd)
     sessions = SessionStore(sessions_dir(config))
     with sessions.update(session_id or NO_SESSION) as box:
         done = set(box[0].published)

@@ -51,6 +51,7 @@ from ingest.status import DEFAULT_ALIVE_WITHIN_SECONDS, PipelineStatus, pipeline
 from store.entry import OUTCOMES
 from workers.counters import VERDICT_RESULTS, FleetCounters, read_counters
 from workers.counters import Histogram as StoredHistogram
+from workers.linker import UNLINKED_REASONS
 
 log = logging.getLogger("fixmem.metrics")
 
@@ -167,6 +168,10 @@ def fleet_families(snapshot: FleetSnapshot) -> list[Metric]:
                        "agent's label and the verdict's.",
                        ("source", "agent_outcome", "verdict_outcome"), c.overturns,
                        (VERDICT_SOURCES, OUTCOMES, OUTCOMES)),
+        _counter("fixmem_verdicts_unlinked_total",
+                 "Link verdicts (by commit, session or content) not applied, by reason: no_match, ambiguous, "
+                 "failed_elsewhere (a CI run whose failures do not cover the entry).",
+                 "reason", {r: c.unlinked.get(r, 0) for r in UNLINKED_REASONS}),
         _split_counter("fixmem_agent_entries_total",
                        "Entries recorded by harness (with its agent_version), model and the agent's own "
                        "outcome label; label values beyond FIXMEM_METRICS_LABEL_CAP are 'other'.",

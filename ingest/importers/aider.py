@@ -217,7 +217,7 @@ def _outcomes(draft: TurnDraft, blocks: list[dict[str, Any]], quoted: list[str])
             failed.add(failure.group(1).strip("`'\""))
         commit = _COMMIT.match(line)
         if commit:
-            draft.meta["commit"] = commit.group(1)
+            draft.meta["commit"] = draft.meta["commit_end"] = commit.group(1)  # aider commits each edit
     for block in blocks:
         path = block["input"]["path"]
         if path in failed:

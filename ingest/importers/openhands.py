@@ -34,6 +34,7 @@ from ingest.importers._common import (
     parse_time,
     partial,
     repo_of_instance,
+    sha,
     str_or_empty,
 )
 from ingest.importers.verdicts import benchmark_verdict, openhands_resolved
@@ -109,6 +110,7 @@ def _evaluation(record: dict[str, Any], *, source: str, owner: str, project: str
             "model": str_or_empty(llm.get("model")) or None,
             "session_id": instance_id or None,
             "commit": str_or_empty(instance.get("base_commit")) or None,
+            "commit_start": sha(str_or_empty(instance.get("base_commit"))),  # the instance starts there
         },
     )
     draft.meta.pop("cwd", None)
@@ -140,6 +142,7 @@ def _resolver(record: dict[str, Any], *, source: str, owner: str, project: str |
             "harness": FORMAT,
             "session_id": identity or None,
             "commit": str_or_empty(record.get("base_commit")) or None,
+            "commit_start": sha(str_or_empty(record.get("base_commit"))),
             "issue_type": str_or_empty(record.get("issue_type")) or None,
         },
     )

@@ -105,6 +105,7 @@ def parse(data: bytes, *, source: str, owner: str, project: str | None = None) -
         "stop_reason": str_or_empty(info.get("exit_status")) or None,
         "commit": sha(str_or_empty(obj(obj(replay.get("env")).get("repo")).get("base_commit"))),
     }
+    meta["commit_start"] = meta["commit"]  # the instance's checkout starts at its base commit
     origin = Origin(
         format=FORMAT,
         identity=instance_id or "",

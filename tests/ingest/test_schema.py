@@ -202,7 +202,7 @@ def test_a_verdict_event_parses_and_a_turn_reader_refuses_it() -> None:
 @pytest.mark.parametrize(
     ("change", "where"),
     [
-        ({"event_id": ""}, "give event_id or entry_id"),
+        ({"event_id": ""}, "give event_id, entry_id or link"),
         ({"source": "nightly"}, "source"),
         ({"outcome": "resolved"}, "outcome"),
         ({"entry_id": "fix-XYZ"}, "entry_id"),

@@ -67,7 +67,7 @@ def entry(
 ) -> FixEntry:
     return FixEntry(
         id=f"fix-{n:016x}", ts=ts, project="p", task="t", files=["a.py"], symbols=[], errors=[], tests=None,
-        outcome=outcome, solution="", tags=[], session=session,
+        outcome=outcome, solution="", tags=[], session_id=session,
         recall={"arm": arm, "injected": [{"id": "fix-00000000000000aa"}] if arm == MEMORY else [],
                 "shadow": [{"id": "fix-00000000000000aa"}] if arm == HOLDBACK else [],
                 "followed": ["fix-00000000000000aa"]},

@@ -262,6 +262,23 @@ def covers(run: Run, files: Sequence[str]) -> bool:
     return any(word in target.lower() for target in run.targets for word in words)
 
 
+def covering_tests(tests: Sequence[str], files: Sequence[str]) -> list[str]:
+    """The test ids of ``tests`` (``path-or-suite::name``) that exercise ``files``: in one of the files, or
+    naming a changed module (its stem or its directory), as ``covers`` judges a run's targets."""
+    words = _module_words(files)
+    paths = tuple(f.rsplit(".", 1)[0].lower() for f in files)
+    out = []
+    for test in tests:
+        lowered = test.lower()
+        where = lowered.split("::", 1)[0]
+        forms = {where.rsplit(".", 1)[0], where.replace(".", "/")} - {""}
+        if any(f.endswith(p) or p.endswith("/" + f) for f in forms for p in paths) or any(
+            w in lowered for w in words
+        ):
+            out.append(test)
+    return out
+
+
 def _only_scratch(run: Run, scratch: frozenset[str]) -> bool:
     """A runner's run of test files the turn wrote and deleted again: no evidence."""
     names = {name.rsplit("/", 1)[-1] for name in scratch}

@@ -7,11 +7,13 @@ bounded amount of time and memory.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from ingest.schema import ToolEvent, TurnEvent
+from ingest.schema import HarnessMeta, ToolEvent, TurnEvent
 from store.entry import FixEntry, TestRun, entry_id
 from store.errorsig import normalize_error
 from store.redact import might_hold_secret, redact
@@ -29,6 +31,7 @@ from workers.extraction.tools import Family
 # Version of the extraction and normalization rules; stored in entry.extractor. Bump on any rule change.
 EXTRACTOR_VERSION = "fixmem-extract/3"
 _COMMAND_CHARS = 300  # the stored test command is cut to this
+_HEX = re.compile(r"^[0-9a-fA-F]{7,64}$")
 # Every installer ``errors.installs`` knows has one of these in its command line (a cheap first test).
 _INSTALLER_NAMES = WordSet(("pip", "uv", "conda", "mamba", "apt", "apk", "yum", "dnf", "brew", "npm", "yarn",
                             "pnpm", "gem", "cargo", "go ", "poetry"))  # fmt: skip
@@ -155,15 +158,25 @@ def extract(event: TurnEvent, *, enabled: bool = True, limits: Limits = Limits()
         event_id=event.event_id,
         extractor=EXTRACTOR_VERSION,
         changes=summarize_changes(events, resolver, files, limits, calls=calls) or None,
+        **_git_place(event.harness_meta, event.event_id),
         **impact_fields(event),
     )
     return Extracted(entry=entry, skip=None)
 
 
+def _git_place(meta: HarnessMeta, event_id: str) -> dict[str, Any]:
+    """The entry's ``commit_start``, ``commit_end``, ``dirty`` and ``session_id`` (hex shas only)."""
+    start, end = (v.lower() if v and _HEX.match(v) else None for v in (meta.commit_start, meta.commit_end))
+    session = meta.session_id[:512] if meta.session_id else None
+    if session is None and meta.recall is not None:
+        session = event_id  # an impact record always belongs to a session: here, of one turn
+    return {"commit_start": start, "commit_end": end, "dirty": meta.dirty, "session_id": session}
+
+
 def impact_fields(event: TurnEvent) -> dict[str, object]:
-    """The session and its impact record (``harness_meta.recall``) for the entry, when the turn carries
-    one: extra fields of the line (``FixEntry`` keeps them), absent from every other line."""
+    """The session's impact record (``harness_meta.recall``) for the entry, when the turn carries one (an
+    extra field of the line, absent from every other line; its session: ``_git_place``'s ``session_id``)."""
     meta = event.harness_meta
     if meta.recall is None:
         return {}
-    return {"session": meta.session_id or event.event_id, "recall": meta.recall.model_dump(mode="json")}
+    return {"recall": meta.recall.model_dump(mode="json")}

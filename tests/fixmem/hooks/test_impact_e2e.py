@@ -85,7 +85,7 @@ def test_holdback_and_memory_sessions_through_the_hooks_and_fixmem_impact(
     def recorded() -> dict[str, dict[str, object]]:
         entries = fix_store(seeded).read(OWNER, PROJECT).entries
         return {
-            str(e.model_extra["session"]): e.model_extra["recall"]
+            str(e.session_id): e.model_extra["recall"]
             for e in entries
             if e.model_extra and "recall" in e.model_extra
         }

@@ -269,7 +269,13 @@ def test_verdict_and_agent_families_keep_bounded_labels() -> None:
     families = fleet_families(
         FleetSnapshot(
             counters=FleetCounters(
-                **{**counters.__dict__, "verdicts": verdicts, "overturns": overturns, "agents": agents}
+                **{
+                    **counters.__dict__,
+                    "verdicts": verdicts,
+                    "overturns": overturns,
+                    "agents": agents,
+                    "unlinked": {"ambiguous": 2, "weird": 7},
+                }
             ),
             status=snapshot.status,
             stream_labels=snapshot.stream_labels,
@@ -281,6 +287,9 @@ def test_verdict_and_agent_families_keep_bounded_labels() -> None:
     assert (
         value("fixmem_verdicts_total", {"source": "nightly", "outcome": "fixed", "result": "applied"}) is None
     )
+    assert value("fixmem_verdicts_unlinked_total", {"reason": "ambiguous"}) == 2
+    assert value("fixmem_verdicts_unlinked_total", {"reason": "no_match"}) == 0
+    assert value("fixmem_verdicts_unlinked_total", {"reason": "weird"}) is None
     overturned = {"source": "ci", "agent_outcome": "partial", "verdict_outcome": "fixed"}
     assert value("fixmem_verdict_overturns_total", overturned) == 3
     assert (

@@ -19,7 +19,7 @@ def session_entry(n: int, arm: str, outcome: str) -> FixEntry:
     ]
     return FixEntry(
         id=f"fix-{n:016x}", ts=1_767_225_600.0 + n, project=IMPACT, task=f"task {n}", files=["a.py"],
-        symbols=[], errors=[], tests=None, outcome=outcome, solution="", tags=[], session=f"s{n}",
+        symbols=[], errors=[], tests=None, outcome=outcome, solution="", tags=[], session_id=f"s{n}",
         recall={"arm": arm, **listed, "followed": [SHOWN] if n % 2 else []},
     )  # fmt: skip
 

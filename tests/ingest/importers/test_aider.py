@@ -15,7 +15,7 @@ def test_add_test_transcript() -> None:
     assert edit.tool == "edit" and edit.input["path"] == "tests/test_commands.py"
     assert edit.input["old_str"] == "" and edit.input["new_str"].startswith("import os\nimport tempfile\n")
     assert edit.ok is True  # "> Applied edit to tests/test_commands.py"
-    assert first.harness_meta.commit == "e2d5212"
+    assert first.harness_meta.commit == first.harness_meta.commit_end == "e2d5212"
     assert second.user_message == "/run pytest tests/test_commands.py"
     run, fix = second.tool_events
     assert run.tool == "run" and run.input == {"command": "pytest tests/test_commands.py", "slash": "/run"}

@@ -87,5 +87,6 @@ def test_v1_function_calls_give_the_arguments() -> None:
     assert event.tool_events[2].output == "344" and event.tool_events[8].output == "345"
     assert event.project_key == "marshmallow-code/marshmallow"
     assert event.harness_meta.model == "gpt-4o"
-    assert event.harness_meta.commit == "bfd2593d4b416122e30cdefe0c72d322ef471611"
+    meta = event.harness_meta
+    assert meta.commit == meta.commit_start == "bfd2593d4b416122e30cdefe0c72d322ef471611"
     assert event.user_message.startswith("TimeDelta serialization precision")
