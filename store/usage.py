@@ -148,7 +148,9 @@ def explain(use: FixUse | None) -> str | None:
     else:
         text += ", sessions not fixed" if use.followed > 1 else ", session not fixed"
     if use.verdict_fixed:
-        text += " (by a verdict)" if use.verdict_fixed == fixed == 1 else f" ({use.verdict_fixed} by a verdict)"
+        text += (
+            " (by a verdict)" if use.verdict_fixed == fixed == 1 else f" ({use.verdict_fixed} by a verdict)"
+        )
     return text
 
 

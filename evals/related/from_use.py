@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.related.core import OWNER, WARMUP, K, Repo, Tally, load_repos, related, turn_event
+from evals.related.core import OWNER, WARMUP, Commit, K, Repo, Tally, load_repos, related, turn_event
 from ingest.schema import validate_event
 from store import FixStore
 from workers.extraction import Limits, extract
@@ -51,7 +51,7 @@ def replay(repo: Repo, workdir: Path, *, learn: bool, limit: int | None = None) 
     """One repository's task-start queries in time order, with what came back and what was related."""
     now = [0.0]
     store = FixStore(workdir, cap=ROTATION_CAP, clock=lambda: now[0], learn_from_use=learn)
-    earlier: list = []  # the commits whose entries the store holds
+    earlier: list[Commit] = []  # the commits whose entries the store holds
     sha_of: dict[str, str] = {}  # entry id -> commit sha
     records: list[dict[str, Any]] = []
     commits = repo.commits[:limit] if limit else repo.commits

@@ -33,7 +33,7 @@ from store.recall.index import usable_index
 from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights
 from store.recall.view import ProjectView
 from store.summary import LogSummary
-from store.usage import DEFAULT_PARAMS, LearnParams, Learned, Usage
+from store.usage import DEFAULT_PARAMS, Learned, LearnParams, Usage
 
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
 _NO_FLOCK = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL})  # flock unsupported
@@ -101,7 +101,8 @@ class StoreCore:
         slack, every reader applies the rotation order to the lines at ``cap``, so what the store answers
         is the same as with none; only the file holds more lines.
         ``learn_from_use``: recall multiplies each fix's strength by what its use in agent sessions says
-        (``store.usage``, with ``learn_params``); off by default here, on in fixmem (``FIXMEM_LEARN_FROM_USE``).
+        (``store.usage``, with ``learn_params``); off by default here, on in fixmem
+        (``FIXMEM_LEARN_FROM_USE``).
         The usage file beside each log is kept either way.
         Raises ValueError when ``cap`` is below 1 or ``slack`` below 0.
         """
@@ -125,7 +126,9 @@ class StoreCore:
         self.learn_from_use = learn_from_use
         self.learn_params = learn_params
         self._usages: dict[Path, tuple[Stamp, Usage]] = {}  # by log: the last usage known
-        self._learned_memo: dict[Path, tuple[ProjectView, Learned | None]] = {}  # by log: its view's multipliers
+        self._learned_memo: dict[
+            Path, tuple[ProjectView, Learned | None]
+        ] = {}  # by log: its view's multipliers
 
     @property
     def lock_factory(self) -> LockFactory | None:

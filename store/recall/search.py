@@ -117,23 +117,14 @@ def recall_view(
     signals = view.signals(
         terms, files=list(files or ()), errors=errors, workspace=workspace, weights=weights
     )
-    ranked = rank(
-        signals,
-        live=view.live,
-        outcome_codes=view.outcome_codes,
-        regressed=view.regressed_mask,
-        ts=view.ts,
-        k=k,
-        now=now,
-        weights=weights,
-        factors=None if learned is None else learned.factors,
-    )
+    factors = None if learned is None else learned.factors
+    live, codes, regressed = view.live, view.outcome_codes, view.regressed_mask
+    ranked = rank(signals, live=live, outcome_codes=codes, regressed=regressed, ts=view.ts, k=k, now=now,
+                  weights=weights, factors=factors)  # fmt: skip
     if not ranked:
         return []
     exists = workspace_checker(workspace) if file_exists_check else None
-    value = strength(signals, weights)
-    if learned is not None:
-        value = value * learned.factors
+    value = strength(signals, weights) * (1.0 if factors is None else factors)
     touched = view.file_rows(list(files or ()), workspace)
     results: list[Recalled] = []
     for row, score in ranked:

@@ -60,7 +60,9 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
     assert got.learn_from_use is True  # on unless switched off, as in Settings
     for off in ("0", "false", "off"):
         assert config.HookConfig.from_env({**env, "FIXMEM_LEARN_FROM_USE": off}).learn_from_use is False
-        assert Settings.from_env({"HOME": str(tmp_path), "FIXMEM_LEARN_FROM_USE": off}).learn_from_use is False
+        assert (
+            Settings.from_env({"HOME": str(tmp_path), "FIXMEM_LEARN_FROM_USE": off}).learn_from_use is False
+        )
     assert config.HookConfig.from_env({"HOME": str(tmp_path), "USER": "carol"}).owner == "carol"
 
 
