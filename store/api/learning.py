@@ -83,14 +83,26 @@ class Learning(StoreCore):
             with contextlib.suppress(OSError):
                 files.usage.unlink()
 
-    def _keep_usage(self, files: ProjectFiles, snapshot: Snapshot, entries: Sequence[FixEntry]) -> None:
+    def _keep_usage(
+        self,
+        files: ProjectFiles,
+        snapshot: Snapshot,
+        entries: Sequence[FixEntry],
+        *,
+        same_as: Snapshot | None = None,
+    ) -> None:
         """Under the lock, after the log was written: count the usage of ``entries`` (what ``snapshot``
-        holds at the cap), remember it and write it. Never raises."""
+        holds at the cap), remember it and write it. ``same_as``: the log before a write that cannot have
+        changed the usage (entries without a session record appended, none dropped); its usage is reused
+        when known. Never raises."""
         try:
             stamp = Stamp.of(snapshot)
             if stamp is None:
                 return
-            usage = usage_of(entries)
+            with self._cache_mutex:
+                memo = self._usages.get(files.log)
+            known = same_as is not None and memo is not None and memo[0] == Stamp.of(same_as)
+            usage = memo[1] if known and memo is not None else usage_of(entries)
         except Exception:
             _log.warning("fix store: could not count the usage of %s", files.log, exc_info=True)
             with contextlib.suppress(OSError):

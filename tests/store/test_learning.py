@@ -104,6 +104,8 @@ def test_the_usage_file_stays_in_step_with_the_log(tmp_path: Path) -> None:
     )
     assert store.forget(OWNER, sessions[0].id)  # its session's record goes with it
     assert _on_disk(store) == {fix.id: FixUse(1), other.id: FixUse(1)}
+    store.append(OWNER, PROJECT, [make_entry(3, "a plain turn")])  # no record: the usage is reused
+    assert _on_disk(store) == {fix.id: FixUse(1), other.id: FixUse(1)}
     store.append(OWNER, PROJECT, [_session(20 + i, [other.id], [other.id]) for i in range(4)])  # rotates
     kept = store.read(OWNER, PROJECT).entries
     assert len(kept) == 6
