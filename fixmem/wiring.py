@@ -158,7 +158,7 @@ def lock_factory(settings: Settings, client: redis.Redis | None) -> LockFactory 
 
 
 # (absolute data dir, cap, slack) -> the store reading commands share, in a process that keeps them
-_kept_readers: dict[tuple[str, int, int], FixStore] | None = None
+_kept_readers: dict[tuple[str, int, int, bool], FixStore] | None = None
 
 
 def keep_reading_stores() -> None:
@@ -174,7 +174,7 @@ def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
     after ``keep_reading_stores``, a kept one when no client is given (an absolute data dir)."""
     from store import FixStore  # noqa: PLC0415
 
-    key = (str(settings.data_dir), settings.rotation_cap, settings.rotation_slack)
+    key = (str(settings.data_dir), settings.rotation_cap, settings.rotation_slack, settings.learn_from_use)
     kept = _kept_readers if client is None and settings.data_dir.is_absolute() else None
     if kept is not None and key in kept:
         return kept[key]
@@ -183,6 +183,7 @@ def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
         cap=settings.rotation_cap,
         slack=settings.rotation_slack,
         lock_factory=lock_factory(settings, client),
+        learn_from_use=settings.learn_from_use,
     )
     if kept is not None:
         kept[key] = store

@@ -9,6 +9,7 @@ Layout (the on-disk contract)::
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.lock              the default write lock
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.forgotten         ids ``forget`` deleted, one a line
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.summary.json      counts for listings (derived)
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.usage.json        how each fix was used (derived)
 
 A safe name is a readable slug of the raw name plus 12 hex of its SHA-256, so ``a/b`` and ``a_b`` never
 share a file, and no raw string (``..``, absolute paths, NUL, 10 kB names, unicode) can address anything
@@ -40,6 +41,7 @@ QUARANTINE_SUFFIX = ".quarantine.jsonl"
 LOCK_SUFFIX = ".lock"
 FORGOTTEN_SUFFIX = ".forgotten"
 SUMMARY_SUFFIX = ".summary.json"
+USAGE_SUFFIX = ".usage.json"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _EDGE = "._-"
@@ -101,6 +103,12 @@ class ProjectFiles:
     def summary(self) -> Path:
         """The log's ``LogSummary`` and which bytes of the log it is of (``store.persist.summary_file``)."""
         return self.directory / (self.stem + SUMMARY_SUFFIX)
+
+    @cached_property
+    def usage(self) -> Path:
+        """How each fix was used in agent sessions, and which bytes of the log it is of
+        (``store.persist.usage_file``)."""
+        return self.directory / (self.stem + USAGE_SUFFIX)
 
 
 def owner_dir(root: Path, owner: str) -> Path:

@@ -55,7 +55,9 @@ def build_stores(dataset: Dataset, workdir: Path, *, now: float = EVAL_NOW) -> B
     StoreError when the store refuses a write, OSError when ``workdir`` is unwritable.
     """
     # rotation is not what the evaluation measures: the store keeps every entry of the dataset
-    store = FixStore(workdir / "data", cap=max(1, dataset.entry_count()), clock=lambda: now)
+    store = FixStore(  # learning from use off: the eval's figures stay comparable across runs
+        workdir / "data", cap=max(1, dataset.entry_count()), clock=lambda: now, learn_from_use=False
+    )
     workspaces: dict[tuple[str, str], str] = {}
     stale: set[str] = set()
     superseded: dict[str, str] = {}

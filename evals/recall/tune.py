@@ -97,7 +97,8 @@ class StoreContract:
 
     def __init__(self, data_dir: Path) -> None:
         """Build the store those tables are asked of, under ``data_dir``."""
-        self.store = FixStore(data_dir, cap=len(fixtures.PROJECT_LOG))  # keeps them all
+        # keeps them all; learning from use off, as ``fixmem eval`` runs
+        self.store = FixStore(data_dir, cap=len(fixtures.PROJECT_LOG), learn_from_use=False)
         self.store.append(fixtures.OWNER, fixtures.PROJECT, list(fixtures.PROJECT_LOG))
 
     def holds(self, weights: RankingWeights) -> bool:

@@ -110,7 +110,10 @@ def replay(
 ) -> list[dict[str, Any]]:
     """Every query of one repository, with what each system returned, in time order."""
     now = [0.0]
-    store = FixStore(workdir / repo.name.replace("/", "__"), cap=ROTATION_CAP, clock=lambda: now[0])
+    # learning from use off: the figures stay comparable across runs (the replay carries no sessions anyway)
+    store = FixStore(
+        workdir / repo.name.replace("/", "__"), cap=ROTATION_CAP, clock=lambda: now[0], learn_from_use=False
+    )
     earlier: list[Commit] = []
     texts: list[str] = []
     word_sets: list[frozenset[str]] = []

@@ -34,6 +34,7 @@ DEFAULT_K = 5  # fixmem.limits.DEFAULT_K
 DEFAULT_HOLDBACK = 0.0  # Settings.holdback: the share of agent sessions held back from fix recall (0: off)
 DEFAULT_HOLDBACK_SALT = ""  # Settings.holdback_salt: change it to draw a new assignment
 MAX_HOLDBACK = 0.5  # Settings.holdback's bound
+DEFAULT_LEARN_FROM_USE = False  # Settings.learn_from_use: recall weighs each fix by how it was used
 
 
 def read_token(path: str | None) -> str | None:
@@ -67,6 +68,7 @@ class HookConfig:
         "holdback",
         "holdback_salt",
         "k",
+        "learn_from_use",
         "owner",
         "project",
         "prompt_budget_tokens",
@@ -99,6 +101,7 @@ class HookConfig:
         k: int = DEFAULT_K,
         holdback: float = DEFAULT_HOLDBACK,
         holdback_salt: str = DEFAULT_HOLDBACK_SALT,
+        learn_from_use: bool = DEFAULT_LEARN_FROM_USE,
     ) -> None:
         self.data_dir = os.fspath(data_dir)
         self.owner, self.project = owner, project
@@ -109,6 +112,7 @@ class HookConfig:
         self.rotation_cap, self.rotation_slack = rotation_cap, rotation_slack
         self.enabled, self.k = enabled, k
         self.holdback, self.holdback_salt = holdback, holdback_salt
+        self.learn_from_use = learn_from_use
 
     def __repr__(self) -> str:
         shown = {name: getattr(self, name) for name in self.__slots__ if name != "api_token"}
@@ -158,6 +162,7 @@ class HookConfig:
             and _truthy(get("FIX_MEMORY_AUTO_RECALL") or "1"),
             holdback=_share(number("HOLDBACK", DEFAULT_HOLDBACK)),
             holdback_salt=env.get(PREFIX + "HOLDBACK_SALT") or DEFAULT_HOLDBACK_SALT,
+            learn_from_use=_truthy(get("LEARN_FROM_USE") or ("1" if DEFAULT_LEARN_FROM_USE else "0")),
         )
 
 

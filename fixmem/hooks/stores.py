@@ -15,5 +15,11 @@ from store import FixStore
 
 
 def local_store(config: HookConfig) -> FixStore:
-    """The store under ``config.data_dir`` with the configured rotation cap and slack."""
-    return FixStore(config.data_dir, cap=config.rotation_cap, slack=config.rotation_slack)
+    """The store under ``config.data_dir`` with the configured rotation cap and slack, learning from use
+    unless ``FIXMEM_LEARN_FROM_USE`` is off."""
+    return FixStore(
+        config.data_dir,
+        cap=config.rotation_cap,
+        slack=config.rotation_slack,
+        learn_from_use=config.learn_from_use,
+    )

@@ -124,6 +124,7 @@ class Appending(Summaries):
         if not batch.fresh:
             if quarantined:  # the repair changed the log
                 self._keep_summary(files, current.snapshot, lambda: summarize(view.entries))
+                self._keep_usage(files, current.snapshot, view.entries)
             return AppendResult([], batch.duplicates, [], quarantined, batch.forgotten, batch.same_content)
         new_vectors = embed_many([meaning_tokens(e) for e in batch.fresh])
         added = reconcile(
@@ -151,6 +152,8 @@ class Appending(Summaries):
         else:
             known = contents | batch.contents
             self._keep_summary(files, snapshot, lambda: self._summary_before(files, current).extended(added))
+        unchanged = not dropped and not any("recall" in (e.model_extra or {}) for e in added)
+        self._keep_usage(files, snapshot, grown.entries, same_as=current.snapshot if unchanged else None)
         whole = line_rows is None or len(line_rows) == len(snapshot.entries)
         self._remember(files.log, Cached(snapshot, grown, known, None if whole else tuple(line_rows or ())))
         fixlog.write_index(files.index, grown.index_bytes())

@@ -33,6 +33,7 @@ from store.recall.index import usable_index
 from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights
 from store.recall.view import ProjectView
 from store.summary import LogSummary
+from store.usage import DEFAULT_PARAMS, Learned, LearnParams, Usage
 
 LockFactory = Callable[[str, str], AbstractContextManager[object]]
 _NO_FLOCK = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL})  # flock unsupported
@@ -83,6 +84,8 @@ class StoreCore:
         clock: Callable[[], float] = time.time,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         slack: int = 0,
+        learn_from_use: bool = False,
+        learn_params: LearnParams = DEFAULT_PARAMS,
     ) -> None:
         """A store rooted at ``data_dir``; nothing is created until the first write.
 
@@ -97,6 +100,10 @@ class StoreCore:
         with slack: the log is rewritten once it would hold more than ``cap + slack`` lines). Whatever the
         slack, every reader applies the rotation order to the lines at ``cap``, so what the store answers
         is the same as with none; only the file holds more lines.
+        ``learn_from_use``: recall multiplies each fix's strength by what its use in agent sessions says
+        (``store.usage``, with ``learn_params``); off by default here, on in fixmem
+        (``FIXMEM_LEARN_FROM_USE``).
+        The usage file beside each log is kept either way.
         Raises ValueError when ``cap`` is below 1 or ``slack`` below 0.
         """
         if cap < 1:
@@ -116,6 +123,12 @@ class StoreCore:
         self._cache_bytes = cache_bytes
         self._files_memo: dict[tuple[str, str], ProjectFiles] = {}
         self._summaries: dict[Path, tuple[Stamp, LogSummary]] = {}  # by log: the last summary known
+        self.learn_from_use = learn_from_use
+        self.learn_params = learn_params
+        self._usages: dict[Path, tuple[Stamp, Usage]] = {}  # by log: the last usage known
+        self._learned_memo: dict[
+            Path, tuple[ProjectView, Learned | None]
+        ] = {}  # by log: its view's multipliers
 
     @property
     def lock_factory(self) -> LockFactory | None:

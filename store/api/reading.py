@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from store.api.core import StoreCore
+from store.api.learning import Learning
 from store.entry import FixEntry
 from store.history import lineage
 from store.persist.fixlog import MalformedLine
@@ -23,7 +23,7 @@ class ReadResult:
     incomplete_tail: bool = False  # bytes after the last newline (a write in progress, or torn)
 
 
-class Reading(StoreCore):
+class Reading(Learning):
     """``read``, ``recall``, ``lineage``."""
 
     def read(self, owner: str, project_key: str) -> ReadResult:
@@ -53,12 +53,14 @@ class Reading(StoreCore):
 
         ``files`` and ``errors`` boost entries that touched the same files or hit the same errors;
         ``workspace`` normalizes absolute paths and marks entries whose files are gone; ``known_commits``
-        marks entries whose commit is gone. ``now``: unix seconds (default: the clock).
+        marks entries whose commit is gone. ``now``: unix seconds (default: the clock). When the store
+        learns from use, each fix's strength is multiplied by what its use says (``store.usage``).
         Raises InvalidKey, StoreUnavailable.
         """
-        view = self._load(self._files(owner, project_key)).view
+        project = self._files(owner, project_key)
+        cached = self._load(project)
         return recall_view(
-            view,
+            cached.view,
             query,
             files=files,
             errors=errors,
@@ -67,6 +69,7 @@ class Reading(StoreCore):
             known_commits=known_commits,
             now=self._clock() if now is None else now,
             weights=weights or self.weights,
+            learned=self._learned(project, cached),
         )
 
     def lineage(self, owner: str, project_key: str, entry_id: str) -> list[FixEntry]:

@@ -71,6 +71,7 @@ class Rewrites(Summaries):
                     files.log, files.quarantine, current.snapshot, keep, now=self._clock()
                 )
                 self._keep_summary(files, snapshot, lambda: summarize(entries))
+                self._keep_usage(files, snapshot, entries)
                 self._adopt(files, None, snapshot, False)
             refused = read_forgotten(files.forgotten)
         out = []
@@ -112,6 +113,7 @@ class Rewrites(Summaries):
                 )
                 view = current.view.subset(rows)
                 self._keep_summary(files, snapshot, partial(summarize, view.entries))
+                self._keep_usage(files, snapshot, view.entries)
                 self._remember(files.log, Cached(snapshot, view))
                 fixlog.write_index(files.index, view.index_bytes())
                 deleted = True
@@ -144,4 +146,5 @@ class Rewrites(Summaries):
                 current = self._adopt(files, None, snapshot, False)
             fixlog.write_index(files.index, current.view.index_bytes())
             self._keep_summary(files, current.snapshot, lambda: self._summary_before(files, current))
+            self._keep_usage(files, current.snapshot, current.view.entries)
             return Repaired(quarantined, plan.moved, plan.relinked, written)

@@ -11,7 +11,8 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from store.api.core import Cached, StoreCore
+from store.api.core import Cached
+from store.api.learning import Learning
 from store.paths import ProjectFiles, canonical_key
 from store.persist import fixlog
 from store.persist.fixlog import Snapshot
@@ -23,7 +24,7 @@ from store.summary import EMPTY_SUMMARY, LogSummary, summarize
 _log = logging.getLogger("store.api")
 
 
-class Summaries(StoreCore):
+class Summaries(Learning):
     """``stats``, ``project_stats``, ``has_project``, ``projects``, ``summary``, ``summaries``."""
 
     def stats(self, owner: str, project_key: str) -> Stats:

@@ -24,7 +24,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import orjson
 
@@ -85,12 +85,24 @@ class Stamp:
         return hashlib.sha256(probe).hexdigest() == self.probe_sha256
 
 
-def _body(stamp: Stamp, summary: LogSummary) -> bytes:
-    log = {
+def stamp_json(stamp: Stamp) -> dict[str, int | str]:
+    """``stamp`` as a JSON object (``stamp_from_json`` reads it back). Pure."""
+    return {
         "dev": stamp.dev, "ino": stamp.ino, "size": stamp.size, "mtime_ns": stamp.mtime_ns,
         "complete_len": stamp.complete_len, "probe_len": stamp.probe_len, "probe_sha256": stamp.probe_sha256,
     }  # fmt: skip
-    return orjson.dumps({"v": VERSION, "log": log, "summary": summary.to_json()})
+
+
+def stamp_from_json(log: Any) -> Stamp:
+    """The ``Stamp`` ``stamp_json`` wrote; raises KeyError, TypeError or ValueError for anything else."""
+    return Stamp(
+        int(log["dev"]), int(log["ino"]), int(log["size"]), int(log["mtime_ns"]),
+        int(log["complete_len"]), int(log["probe_len"]), str(log["probe_sha256"]),
+    )  # fmt: skip
+
+
+def _body(stamp: Stamp, summary: LogSummary) -> bytes:
+    return orjson.dumps({"v": VERSION, "log": stamp_json(stamp), "summary": summary.to_json()})
 
 
 def encode(stamp: Stamp, summary: LogSummary) -> bytes:
@@ -107,12 +119,7 @@ def decode(data: bytes) -> tuple[Stamp, LogSummary] | None:
         obj = orjson.loads(body)
         if not isinstance(obj, dict) or obj.get("v") != VERSION:
             return None
-        log = obj["log"]
-        stamp = Stamp(
-            int(log["dev"]), int(log["ino"]), int(log["size"]), int(log["mtime_ns"]),
-            int(log["complete_len"]), int(log["probe_len"]), str(log["probe_sha256"]),
-        )  # fmt: skip
-        return stamp, LogSummary.from_json(obj["summary"])
+        return stamp_from_json(obj["log"]), LogSummary.from_json(obj["summary"])
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
 

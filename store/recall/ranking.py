@@ -34,7 +34,9 @@ abstain at any length. When the query names files, an entry that touched none of
 (mid-task, the files being edited are the strongest signal), and the files' IDF mass it shares is added
 to its strength.
 
-An entry is returned only if it is live (not superseded) and its strength is at least 1: a query about
+When recall learns from use (``store.usage``), each entry's strength is first multiplied by its factor,
+in a small range around 1. An entry is returned only if it is live (not superseded) and its strength is
+at least 1: a query about
 something the project never saw returns nothing. Survivors are ordered by
 ``strength × outcome factor × (regressed_factor if the fix regressed) × recency decay`` (the decay is off
 by default), and exact ties go to the newer entry. A strength of ``close_strength`` or more (or the same
@@ -188,11 +190,17 @@ def rank(
     k: int,
     now: float,
     weights: RankingWeights = DEFAULT_WEIGHTS,
+    factors: FloatArray | None = None,
 ) -> list[tuple[int, float]]:
-    """The top ``k`` relevant live entries as ``(row, score)``, best first; ``[]`` when none is relevant."""
+    """The top ``k`` relevant live entries as ``(row, score)``, best first; ``[]`` when none is relevant.
+
+    ``factors``: a multiplier per entry on its strength, before the floor (``store.usage``: learned from
+    use; None: none)."""
     if k <= 0 or ts.size == 0:
         return []
     value = strength(signals, weights)
+    if factors is not None:
+        value = value * factors
     usable = live & np.isfinite(value)
     eligible = np.flatnonzero(usable & (value >= weights.floor))
     if eligible.size == 0:

@@ -6,7 +6,7 @@ The file I/O (which view, from which log) is ``FixStore.recall``'s job; this mod
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from store.entry import FixEntry
@@ -16,6 +16,7 @@ from store.recall.tokenize import match_forms
 from store.recall.view import ProjectView, QueryTerms, query_terms
 from store.redact import redact
 from store.staleness import stale_marks, workspace_checker
+from store.usage import Learned, explain
 
 Tier = Literal["closely related", "possibly related"]
 CLOSE: Final[Tier] = "closely related"
@@ -32,6 +33,7 @@ class Reasons:
     files: tuple[str, ...] = ()  # the query's files the fix touched
     error: str | None = None  # "same error" or "same error type"
     words: tuple[str, ...] = ()  # distinctive words both say
+    use: str | None = None  # how it fared when injected before (``store.usage.explain``)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serializable dict."""
@@ -41,10 +43,12 @@ class Reasons:
             "files": list(self.files),
             "error": self.error,
             "words": list(self.words),
+            "use": self.use,
         }
 
     def summary(self) -> str:
-        """One short phrase: ``shares function FieldSelection; file cmd.go; words: linker, oxc``."""
+        """One short phrase: ``shares function FieldSelection; file cmd.go; words: linker, oxc``, then the
+        fix's use when recall learns from it (``followed 3 of 5 times, sessions fixed``)."""
         parts = []
         if self.error:
             parts.append(self.error)
@@ -56,7 +60,8 @@ class Reasons:
             parts.append("in " + ", ".join(self.paths))
         if self.words:
             parts.append("words: " + ", ".join(self.words))
-        return "shares " + "; ".join(parts) if parts else ""
+        shared = "shares " + "; ".join(parts) if parts else ""
+        return "; ".join(p for p in (shared, self.use) if p)
 
 
 @dataclass(frozen=True)
@@ -96,12 +101,14 @@ def recall_view(
     now: float,
     weights: RankingWeights = DEFAULT_WEIGHTS,
     file_exists_check: bool = True,
+    learned: Learned | None = None,
 ) -> list[Recalled]:
     """The ``k`` most relevant live entries of ``view`` for the query, best first (closely related ones
     before possibly related ones); ``[]`` if none is.
 
     With a ``workspace``, files are normalized against it and (if ``file_exists_check``) entries whose
-    files are gone from it are marked stale.
+    files are gone from it are marked stale. ``learned``: multipliers learned from use (``store.usage``),
+    applied to the strength and said in the reasons.
     """
     if not view.entries or k <= 0:
         return []
@@ -110,20 +117,14 @@ def recall_view(
     signals = view.signals(
         terms, files=list(files or ()), errors=errors, workspace=workspace, weights=weights
     )
-    ranked = rank(
-        signals,
-        live=view.live,
-        outcome_codes=view.outcome_codes,
-        regressed=view.regressed_mask,
-        ts=view.ts,
-        k=k,
-        now=now,
-        weights=weights,
-    )
+    factors = None if learned is None else learned.factors
+    live, codes, regressed = view.live, view.outcome_codes, view.regressed_mask
+    ranked = rank(signals, live=live, outcome_codes=codes, regressed=regressed, ts=view.ts, k=k, now=now,
+                  weights=weights, factors=factors)  # fmt: skip
     if not ranked:
         return []
     exists = workspace_checker(workspace) if file_exists_check else None
-    value = strength(signals, weights)
+    value = strength(signals, weights) * (1.0 if factors is None else factors)
     touched = view.file_rows(list(files or ()), workspace)
     results: list[Recalled] = []
     for row, score in ranked:
@@ -137,7 +138,10 @@ def recall_view(
                 regressed_by=view.regressed.get(entry.id),
                 stale=stale_marks(entry, known_commits=known_commits, file_exists=exists),
                 tier=CLOSE if close else POSSIBLE,
-                reasons=reasons(view, row, terms=terms, signals=signals, touched=touched, weights=weights),
+                reasons=replace(
+                    reasons(view, row, terms=terms, signals=signals, touched=touched, weights=weights),
+                    use=None if learned is None else explain(learned.uses.get(entry.id)),
+                ),
             )
         )
     return sorted(results, key=lambda r: r.tier != CLOSE)  # closely related first, by score within

@@ -47,3 +47,16 @@ def test_only_the_factories_build_a_store() -> None:
     assert found == set()
     for factory in FACTORIES:  # the allow-list names files that exist and do build stores
         assert constructor_calls((PACKAGE / factory).read_text())
+
+
+def test_both_factories_pass_the_learning_switch(tmp_path: Path) -> None:
+    from fixmem.hooks.config import HookConfig  # noqa: PLC0415
+    from fixmem.hooks.stores import local_store  # noqa: PLC0415
+    from fixmem.settings import Settings  # noqa: PLC0415
+    from fixmem.wiring import make_store  # noqa: PLC0415
+
+    for on in (True, False):
+        settings = Settings.from_env({"HOME": str(tmp_path), "FIXMEM_DATA_DIR": str(tmp_path / "d")},
+                                     learn_from_use=on)  # fmt: skip
+        assert make_store(settings, None).learn_from_use is on
+        assert local_store(HookConfig(tmp_path / "d", "bob", learn_from_use=on)).learn_from_use is on

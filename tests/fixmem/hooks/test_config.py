@@ -25,6 +25,7 @@ def test_the_hook_defaults_are_the_settings_defaults() -> None:
     assert fields["rotation_slack"].default == config.DEFAULT_ROTATION_SLACK
     assert fields["holdback"].default == config.DEFAULT_HOLDBACK
     assert fields["holdback_salt"].default == config.DEFAULT_HOLDBACK_SALT
+    assert fields["learn_from_use"].default == config.DEFAULT_LEARN_FROM_USE
     assert Settings(holdback=config.MAX_HOLDBACK).holdback == config.MAX_HOLDBACK  # the same bound
     assert (config.DEFAULT_K, config.DEFAULT_PROMPT_BUDGET_TOKENS) == (
         limits.DEFAULT_K,
@@ -56,6 +57,15 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
     assert config.HookConfig.from_env({**env, "FIXMEM_HOLDBACK": "0.1"}).holdback == 0.1
     for bad in ("0.9", "-1", "nan", "x"):  # out of Settings' bounds: no holdback, never a failed hook
         assert config.HookConfig.from_env({**env, "FIXMEM_HOLDBACK": bad}).holdback == 0.0
+    assert got.learn_from_use is False  # off unless switched on, as in Settings
+    for on in ("1", "true", "on"):
+        assert config.HookConfig.from_env({**env, "FIXMEM_LEARN_FROM_USE": on}).learn_from_use is True
+        assert Settings.from_env({"HOME": str(tmp_path), "FIXMEM_LEARN_FROM_USE": on}).learn_from_use is True
+    for off in ("0", "false", "off"):
+        assert config.HookConfig.from_env({**env, "FIXMEM_LEARN_FROM_USE": off}).learn_from_use is False
+        assert (
+            Settings.from_env({"HOME": str(tmp_path), "FIXMEM_LEARN_FROM_USE": off}).learn_from_use is False
+        )
     assert config.HookConfig.from_env({"HOME": str(tmp_path), "USER": "carol"}).owner == "carol"
 
 
