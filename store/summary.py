@@ -9,7 +9,7 @@ not of the log. History (superseded, regressed) is not in it: it needs the whole
 Claimed and verified (issue 30): ``claimed`` counts entries by the agent's own label
 (``store.verdicts.agent_outcome``), ``verified`` those whose outcome a verdict in effect decided, by that
 outcome. Every write path summarizes again what it wrote, so these are what the log holds, whatever
-verdicts replaced, rotation dropped or ``forget`` deleted (docs/decisions/0060-verified-counts-from-the-store.md).
+verdicts replaced, rotation dropped or ``forget`` deleted (decision 0060).
 
 ``store.persist.summary_file`` keeps it beside the log, written under the project's write lock.
 """
@@ -151,7 +151,12 @@ def _count_verdict(entry: FixEntry, claimed: Counter[str], verified: Counter[str
 
 
 EMPTY_SUMMARY: Final = LogSummary(
-    None, 0, dict.fromkeys(OUTCOMES, 0), None, None, claimed=dict.fromkeys(OUTCOMES, 0),
+    None,
+    0,
+    dict.fromkeys(OUTCOMES, 0),
+    None,
+    None,
+    claimed=dict.fromkeys(OUTCOMES, 0),
     verified=dict.fromkeys(OUTCOMES, 0),
 )
 

@@ -114,6 +114,7 @@ def history(entry: FixEntry) -> list[Verdict]:
 
 def _kept(verdicts: list[Verdict], effect: Verdict) -> list[Verdict]:
     """``effect`` and the ``HISTORY - 1`` greatest others of ``verdicts`` by time, then rank, oldest first."""
+
     def order(v: Verdict) -> tuple[float, tuple[int, float, str, str]]:
         return (v.ts, v.rank())
 
