@@ -25,8 +25,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from fixmem.api.app import router
 from fixmem.cli import cli
 from fixmem.runtime.impact_metrics import impact_families
-from fixmem.runtime.verified_metrics import verified_families
 from fixmem.runtime.metrics import api_metrics, fleet_families, scrape_client
+from fixmem.runtime.verified_metrics import verified_families
 from fixmem.settings import ENV_PREFIX, Settings
 from store.impact import SessionOutcome
 from store.impact import report as impact_report
@@ -130,7 +130,7 @@ def _exposed_names() -> set[str]:
     ]
     impact = _registry(impact_families(impact_report(sample)))
     verified = _registry(verified_families([]))
-    texts = [generate_latest(fleet), generate_latest(down), generate_latest(impact), generate_latest(verified)]
+    texts = [generate_latest(r) for r in (fleet, down, impact, verified)]
     names = set()
     for text in texts:
         for family in text_string_to_metric_families(text.decode()):
