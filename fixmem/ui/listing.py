@@ -124,7 +124,9 @@ def verdict_rows(entry: FixEntry) -> list[VerdictRow]:
     """Every verdict ``entry`` keeps (``store.verdicts.history``), newest first. Pure."""
     current = in_effect(entry)
     return [
-        VerdictRow(v.source, v.outcome, _utc(v.ts) or "", VIA_LABELS.get(v.via, v.via), v.detail, v == current)
+        VerdictRow(
+            v.source, v.outcome, _utc(v.ts) or "", VIA_LABELS.get(v.via, v.via), v.detail, v == current
+        )
         for v in reversed(history(entry))
     ]
 

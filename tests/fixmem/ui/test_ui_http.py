@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from store import entry_id
-from store.verdicts import Verdict
 from store.notes.review import read_state, state_path
+from store.verdicts import Verdict
 from tests.fixmem.api_server import running_api
 from tests.fixmem.ui.conftest import (
     ALICE,
