@@ -24,6 +24,7 @@ from store.impact import ImpactReport, sessions_of
 from store.impact import report as impact_report
 from store.notes.render import DEFAULT_CEILING
 from store.notes.workspace import workspace_prompt_block
+from store.summary import LogSummary
 
 
 @dataclass(frozen=True)
@@ -153,3 +154,9 @@ def fleet_impact(store: FixStore, owners: Collection[str], *, since: float | Non
         for project in store.projects(owner):
             sessions += sessions_of(store.read(owner, project).entries, since=since)
     return impact_report(sessions)
+
+
+def fleet_summaries(store: FixStore, owners: Collection[str]) -> list[LogSummary]:
+    """The ``LogSummary`` of every project of ``owners`` (the metrics' claimed and verified counts), from
+    the summary files. Raises StoreError."""
+    return [summary for owner in sorted(owners) for summary in store.summaries(owner)]

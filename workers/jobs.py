@@ -185,7 +185,7 @@ def _verdict_decision(stream_id: str, raw: bytes, event: VerdictEvent, *, enable
     if event.link is not None:
         return Decision(stream_id, raw, event.owner, event.project_key, linked=event)
     target = event.entry_id or entry_id(event.owner, event.project_key, event.event_id)
-    verdict = Verdict(target, event.source, event.outcome, event.ts, event.detail)
+    verdict = Verdict(target, event.source, event.outcome, event.ts, event.detail, "id")
     return Decision(stream_id, raw, event.owner, event.project_key, verdicts=(verdict,))
 
 
@@ -195,7 +195,7 @@ def _carried(event: TurnEvent, entry: FixEntry | None) -> tuple[Verdict, ...]:
     if carried is None or entry is None:
         return ()
     ts = carried.ts if carried.ts is not None and carried.ts > 0 else event.ts
-    return (Verdict(entry.id, carried.source, carried.outcome, ts, carried.detail),)
+    return (Verdict(entry.id, carried.source, carried.outcome, ts, carried.detail, "id"),)
 
 
 def _agent(meta: HarnessMeta) -> str:

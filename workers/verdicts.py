@@ -64,6 +64,7 @@ class Pending:
                 "outcome": v.outcome,
                 "ts": v.ts,
                 "detail": v.detail,
+                "via": v.via,
             },
             option=orjson.OPT_SORT_KEYS,
         ).decode()
@@ -76,7 +77,7 @@ class Pending:
             return cls(
                 d["owner"],
                 d["project_key"],
-                Verdict(d["entry_id"], d["source"], d["outcome"], d["ts"], d["detail"]),
+                Verdict(d["entry_id"], d["source"], d["outcome"], d["ts"], d["detail"], d.get("via", "")),
             )
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             return None
@@ -162,7 +163,7 @@ def linked(store: FixStore, events: Sequence[VerdictEvent]) -> tuple[list[Pendin
         result = link_verdict(event.link, event.outcome, event.ts, logs[where])
         unlinked.update(result.unlinked)
         for target, outcome in result.targets:
-            verdict = Verdict(target, event.source, outcome, event.ts, event.detail)
+            verdict = Verdict(target, event.source, outcome, event.ts, event.detail, result.by)
             pending.append(Pending(event.owner, event.project_key, verdict))
         if result.unlinked:
             log.info("verdict %s: %s", event.link.commit or event.link.session_id, ", ".join(result.unlinked))

@@ -20,6 +20,7 @@ from fixmem.api.auth import TokenConfigError, load_tokens
 from fixmem.api.context import ApiContext
 from fixmem.runtime.impact_metrics import WINDOW_SECONDS, ImpactCollector
 from fixmem.runtime.metrics import FleetSource, api_metrics, scrape_client
+from fixmem.runtime.verified_metrics import VerifiedCollector
 from fixmem.settings import Settings
 from ingest.connection import connect
 from store.impact import ImpactReport
@@ -52,6 +53,7 @@ def build_context(settings: Settings) -> ApiContext:
         return service.fleet_impact(store, tokens.owners, since=time.time() - WINDOW_SECONDS)
 
     metrics.registry.register(ImpactCollector(fleet))
+    metrics.registry.register(VerifiedCollector(lambda: service.fleet_summaries(store, tokens.owners)))
     return ApiContext(settings=settings, store=store, tokens=tokens, metrics=metrics, client=client)
 
 

@@ -16,20 +16,16 @@ scrape time from a callable (the API reads the fix logs of its tokens' owners) a
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Final
 
 from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
 
+from fixmem.runtime.cached_collector import TTL_SECONDS, CachedCollector
 from store.impact import MEASURES, ImpactReport
 
-log = logging.getLogger("fixmem.metrics")
 WINDOW_SECONDS: Final = 30 * 86400.0  # the sessions the series describe: those ended in the last 30 days
-TTL_SECONDS: Final = 60.0
 
 
 def impact_families(report: ImpactReport) -> list[Metric]:
@@ -72,7 +68,7 @@ def impact_families(report: ImpactReport) -> list[Metric]:
     return [sessions, fixed, follow, lift, needed]
 
 
-class ImpactCollector(Collector):
+class ImpactCollector(CachedCollector):
     """The impact families of ``compute()``, recomputed at most every ``ttl`` seconds; none when it fails."""
 
     def __init__(
@@ -82,21 +78,5 @@ class ImpactCollector(Collector):
         ttl: float = TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.compute, self.ttl, self.clock = compute, ttl, clock
-        self._lock = threading.Lock()
-        self._kept: tuple[float, list[Metric]] | None = None
-
-    def describe(self) -> Iterable[Metric]:
-        """Nothing up front: registering must not read the logs."""
-        return []
-
-    def collect(self) -> Iterable[Metric]:
-        with self._lock:
-            now = self.clock()
-            if self._kept is None or now - self._kept[0] >= self.ttl:
-                try:
-                    self._kept = (now, impact_families(self.compute()))
-                except Exception as exc:  # a scrape never fails for it: the series are absent this time
-                    log.warning("metrics: the impact could not be computed: %s", exc)
-                    return []
-            return self._kept[1]
+        self.compute = compute
+        super().__init__(lambda: impact_families(compute()), what="the impact", ttl=ttl, clock=clock)

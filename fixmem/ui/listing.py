@@ -12,14 +12,23 @@ from typing import Any, Final, Protocol, TypeVar
 
 from store.entry import FixEntry
 from store.summary import LogSummary
+from store.verdicts import history, in_effect
 
 FIRST_EXTRAS: Final = ("changes", "outcome_source")  # fields other parts add: shown first, by name
 # The fields the entry page shows by name; any other (an extra line field, or a field ``FixEntry`` gains
 # later) is shown by ``extras``.
 SHOWN: Final = frozenset(
     {"id", "ts", "project", "task", "files", "symbols", "errors", "tests", "outcome", "solution", "tags",
-     "commit", "event_id", "extractor", "supersedes"}
+     "commit", "event_id", "extractor", "supersedes", "verdicts"}
 )  # fmt: skip
+# How a verdict found its entry (``Verdict.via``), for people.
+VIA_LABELS: Final = {
+    "id": "named the entry (id or event id)",
+    "commit": "the commit the turn ended at",
+    "session": "the agent session",
+    "content": "the entry's changes in the commit's diff",
+    "": "not recorded (an older verdict)",
+}
 
 
 # What a person reads for the fields fixmem itself adds; any other shows as its name in words.
@@ -97,6 +106,29 @@ def extras(entry: FixEntry) -> list[Extra]:
         return (len(FIRST_EXTRAS) if "verdict" in name else len(FIRST_EXTRAS) + 1, name)
 
     return [_as_extra(name, found[name]) for name in sorted(found, key=order)]
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """A verdict the entry received, as the entry page lists it."""
+
+    source: str
+    outcome: str
+    when: str
+    via: str  # the link reason, in words (``VIA_LABELS``)
+    detail: str
+    in_effect: bool  # it decides the entry's outcome
+
+
+def verdict_rows(entry: FixEntry) -> list[VerdictRow]:
+    """Every verdict ``entry`` keeps (``store.verdicts.history``), newest first. Pure."""
+    current = in_effect(entry)
+    return [
+        VerdictRow(
+            v.source, v.outcome, _utc(v.ts) or "", VIA_LABELS.get(v.via, v.via), v.detail, v == current
+        )
+        for v in reversed(history(entry))
+    ]
 
 
 class _HasSummary(Protocol):

@@ -20,7 +20,7 @@ from fixmem import service
 from fixmem.api.context import ApiContext
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 from fixmem.ui.chart import Chart, svg
-from fixmem.ui.listing import PROJECT_SORTS, extras, project_table
+from fixmem.ui.listing import PROJECT_SORTS, extras, project_table, verdict_rows
 from fixmem.ui.review import configured_workspace
 from fixmem.ui.web import PREFIX, Ctx, Posted, UiError, Who, failures, owner_of, redirect, render, state
 from ingest.project_key import project_key_for
@@ -150,6 +150,7 @@ def entry(request: Request, ctx: Ctx, who: Who, entry_id: str, project: str = ""
         stale=stale,
         workspace=workspace,
         extras=extras(shown(target)),
+        verdicts=verdict_rows(target),
     )
 
 

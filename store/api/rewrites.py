@@ -33,7 +33,8 @@ class Judged:
 
 
 def _redacted_verdict(verdict: Verdict) -> Verdict:
-    return Verdict(verdict.entry_id, verdict.source, verdict.outcome, verdict.ts, redact(verdict.detail))
+    v = verdict
+    return Verdict(v.entry_id, v.source, v.outcome, v.ts, redact(v.detail), v.via)
 
 
 class Rewrites(Summaries):

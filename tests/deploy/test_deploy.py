@@ -26,6 +26,7 @@ from fixmem.api.app import router
 from fixmem.cli import cli
 from fixmem.runtime.impact_metrics import impact_families
 from fixmem.runtime.metrics import api_metrics, fleet_families, scrape_client
+from fixmem.runtime.verified_metrics import verified_families
 from fixmem.settings import ENV_PREFIX, Settings
 from store.impact import SessionOutcome
 from store.impact import report as impact_report
@@ -128,7 +129,8 @@ def _exposed_names() -> set[str]:
         for arm in ("memory", "holdback")
     ]
     impact = _registry(impact_families(impact_report(sample)))
-    texts = [generate_latest(fleet), generate_latest(down), generate_latest(impact)]
+    verified = _registry(verified_families([]))
+    texts = [generate_latest(r) for r in (fleet, down, impact, verified)]
     names = set()
     for text in texts:
         for family in text_string_to_metric_families(text.decode()):
@@ -184,6 +186,8 @@ OPS_PANELS = {
     "outcome ratio by harness": {"fixmem:harness_entries:ratio_rate1d"},
     "outcome ratio by model": {"fixmem:model_entries:ratio_rate1d"},
     "impact: lift of fix recall": {"fixmem_impact_lift_ratio"},
+    "fixed ratio: claimed vs verified": {"fixmem:fixed_claimed:ratio", "fixmem:fixed_verified:ratio"},
+    "verdict coverage": {"fixmem:verdict_coverage:ratio"},
     "impact: sessions and follow ratio": {"fixmem_impact_sessions", "fixmem_impact_follow_ratio"},
 }  # fmt: skip
 

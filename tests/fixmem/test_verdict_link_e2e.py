@@ -6,6 +6,7 @@ still equal the store."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,11 +16,16 @@ from typing import Any
 
 import pytest
 import redis
+from prometheus_client import CollectorRegistry
 
+from fixmem import service
 from fixmem.cli import main
+from fixmem.runtime.verified_metrics import VerifiedCollector
 from fixmem.settings import Settings
 from ingest.publish import publish_many
 from store import FixEntry
+from store.entry import OUTCOMES
+from store.verdicts import agent_outcome
 from tests.configs import fix_store
 from tests.fixmem.test_pipeline_e2e import _keep_signal_handlers, drain
 from tests.ingest.turns import turn
@@ -148,3 +154,78 @@ def test_a_link_nothing_matches_is_counted_not_applied(
     [entry] = _entries(settings).values()
     assert (entry.outcome, entry.verdict) == ("fixed", None)
     assert read_counters(redis_client).unlinked == {"no_match": 1}
+
+
+def _exported(settings: Settings) -> dict[str, float]:
+    """Coverage and the verified fixed ratio as the API exports them (the rules' arithmetic), checked equal
+    to a recount of the log's lines."""
+    registry = CollectorRegistry()
+    store = fix_store(settings.data_dir)
+    registry.register(VerifiedCollector(lambda: service.fleet_summaries(store, [OWNER])))
+    stored = {o: registry.get_sample_value("fixmem_stored_entries", {"outcome": o}) or 0.0 for o in OUTCOMES}
+    judged = {
+        o: registry.get_sample_value("fixmem_verified_entries", {"outcome": o}) or 0.0 for o in OUTCOMES
+    }
+    entries = list(_entries(settings).values())
+    assert stored == {o: float(sum(agent_outcome(e) == o for e in entries)) for o in OUTCOMES}
+    assert judged == {
+        o: float(sum(e.verdict is not None and e.outcome == o for e in entries)) for o in OUTCOMES
+    }
+    total, verified = sum(stored.values()), sum(judged.values())
+    return {
+        "coverage": verified / total,
+        "claimed": stored["fixed"] / total,
+        "verified": judged["fixed"] / verified if verified else float("nan"),
+    }
+
+
+def test_git_revert_of_a_turns_commit_is_found_by_scan_git_once(
+    settings: Settings,
+    redis_client: redis.Redis,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    first, _ = _agent_turn(repo, 1)
+    second, c2 = _agent_turn(repo, 2)
+    third = turn(3, kind="fixed")  # a turn of no commit: nothing in git judges it
+    publish_many(redis_client, [first, second, third])
+    drain(settings, redis_client)
+    assert _exported(settings) == {
+        "coverage": 0.0,
+        "claimed": 1.0,
+        "verified": pytest.approx(float("nan"), nan_ok=True),
+    }
+    monkeypatch.setenv("FIXMEM_REDIS_URL", str(settings.redis_url))
+    monkeypatch.setenv("FIXMEM_DATA_DIR", str(settings.data_dir))
+    scan = ["verdicts", "scan-git", "--repo", str(repo), "--owner", OWNER, "--project", PROJECT, "--json"]
+    assert main(scan) == 0
+    drain(settings, redis_client)
+    # both commits landed on the default branch: merged, fixed
+    assert {e.files[0]: e.outcome_source for e in _entries(settings).values()} == {
+        "src/mod1.py": "verdict:merged", "src/mod2.py": "verdict:merged", "src/mod3.py": None,
+    }  # fmt: skip
+    assert _exported(settings) == {"coverage": 2 / 3, "claimed": 1.0, "verified": 1.0}
+    _git(repo, "-c", "user.name=a", "-c", "user.email=a@example.com", "revert", "--no-edit", c2)
+    capsys.readouterr()
+    assert main(scan) == 0
+    assert json.loads(capsys.readouterr().out)["published"] >= 1
+    drain(settings, redis_client)
+    two = _entries(settings)["src/mod2.py"]
+    assert (two.outcome, two.outcome_source, two.agent_outcome) == ("partial", "verdict:revert", "fixed")
+    kept = {(v["source"], v.get("via")) for v in (two.model_extra or {})["verdicts"]}
+    # the history keeps both: the landing and the revert in effect, each with how it was linked
+    assert {("merged", "commit"), ("revert", "commit")} <= kept
+    assert "its message says so" in (two.verdict or {})["detail"]
+    after = _exported(settings)
+    assert after == {"coverage": 2 / 3, "claimed": 1.0, "verified": 0.5}
+    log = next((settings.data_dir / "fix_memory").rglob("*.jsonl"))
+    before, fleet = log.read_bytes(), read_counters(redis_client)
+    assert main(scan) == 0  # a second scan: nothing new
+    assert json.loads(capsys.readouterr().out)["published"] == 0
+    drain(settings, redis_client)
+    assert log.read_bytes() == before and _exported(settings) == after
+    assert read_counters(redis_client).verdicts == fleet.verdicts
+    assert fleet.verdicts.get("revert|partial|applied", 0) >= 1
+    assert fleet.overturns == {"revert|fixed|partial": 1}
+    assert sum(fleet.entries.values()) == 3 and fleet.entries["fixed"] == 3  # counters equal the store

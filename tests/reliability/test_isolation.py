@@ -135,7 +135,8 @@ def test_every_api_route_is_owner_scoped(api: RunningApi, alice: dict[str, objec
     paths = create_app(api.ctx).openapi()["paths"]
     routes = {(m.upper(), p) for p, ops in paths.items() if p.startswith("/api/") for m in ops}
     listings = {("GET", "/api/projects")}  # answer the token's own data only: checked below, not 404
-    assert routes == set(cases) | listings, (
+    writes = {("POST", "/api/verdicts")}  # stamped with the token's owner: checked below
+    assert routes == set(cases) | listings | writes, (
         f"owner-scoped routes without an isolation case: {routes - set(cases)}"
     )
 
@@ -161,6 +162,7 @@ def test_every_api_route_is_owner_scoped(api: RunningApi, alice: dict[str, objec
         got = _call(api, "GET", "/api/projects", token)
         assert got.status_code == 200 and got.json() == {"projects": []}, got.text
     assert _call(api, "GET", "/api/projects", None).status_code == 401
+    _verdicts_are_the_posters_own(api, project, ids[0])
     assert _snapshot(data_dir) == before, "another owner's request changed Alice's files"
 
     # Positive controls: Alice sees, stats and forgets her own.
@@ -171,6 +173,23 @@ def test_every_api_route_is_owner_scoped(api: RunningApi, alice: dict[str, objec
     ]
     assert _call(api, "DELETE", f"/api/fix-memory/{ids[-1]}", ALICE_TOKEN).status_code == 200
     print(f"\n{asked} cross-owner API requests: all 404 like a missing one, 0 bytes changed")
+
+
+def _verdicts_are_the_posters_own(api: RunningApi, project: str, entry: str) -> None:
+    """A verdict posted with another owner's token on Alice's entry is that owner's verdict (it can only
+    judge their own entries); naming Alice as the owner is refused; no token is 401."""
+    client = redis.Redis.from_url(api.ctx.settings.redis_url or "")
+    body = {"entry_id": entry, "project_key": project, "outcome": "partial", "source": "review", "ts": 1.0}
+    for owner, token in TOKENS.items():
+        before = client.xlen(api.ctx.settings.stream)
+        got = _call(api, "POST", "/api/verdicts", token, **body)
+        assert got.status_code == 202, got.text
+        [(_, fields)] = client.xrevrange(api.ctx.settings.stream, count=1)
+        assert client.xlen(api.ctx.settings.stream) == before + 1
+        assert json.loads(fields[b"event"])["owner"] == owner
+        refused = _call(api, "POST", "/api/verdicts", token, **body, owner="alice")
+        assert refused.status_code == 422, refused.text
+    assert _call(api, "POST", "/api/verdicts", None, **body).status_code == 401
 
 
 def test_ops_routes_leak_no_owner_data(api: RunningApi, alice: dict[str, object]) -> None:

@@ -16,7 +16,7 @@ from store import FixStore
 from store.entry import OUTCOMES, FixEntry
 from store.errors import StoreUnavailable
 from store.paths import project_files
-from store.persist import fixlog, summary_file
+from store.persist import fixlog, fsio, summary_file
 from store.persist.summary_file import read_summary
 from store.summary import EMPTY_SUMMARY, LogSummary, day_of, summarize
 from store.verdicts import Verdict
@@ -236,7 +236,9 @@ operations = st.lists(
             st.just("append"),
             st.lists(st.tuples(st.integers(0, 30), outcomes, st.integers(0, 9)), max_size=5),
         ),
-        st.tuples(st.just("verdict"), st.integers(0, 30), outcomes),
+        st.tuples(
+            st.just("verdict"), st.integers(0, 30), outcomes, st.sampled_from(("review", "ci", "merged"))
+        ),
         st.tuples(st.just("forget"), st.integers(0, 30)),
         st.tuples(st.just("behind"), st.integers(0, 30), outcomes),  # a write that skips the summary
     ),
@@ -254,9 +256,7 @@ def test_after_any_writes_the_summary_is_the_logs(ops: list[tuple], cap: int) ->
             if op[0] == "append":
                 store.append(OWNER, PROJECT, [_entry(n, o, 1e9 + d * DAY + n) for n, o, d in op[1]])
             elif op[0] == "verdict":
-                store.apply_verdicts(
-                    OWNER, PROJECT, [Verdict(_entry(op[1]).id, "review", op[2], 2e9 + op[1])]
-                )
+                store.apply_verdicts(OWNER, PROJECT, [Verdict(_entry(op[1]).id, op[3], op[2], 2e9 + op[1])])
             elif op[0] == "forget":
                 store.forget(OWNER, _entry(op[1]).id)
             elif files.log.exists():
@@ -267,3 +267,64 @@ def test_after_any_writes_the_summary_is_the_logs(ops: list[tuple], cap: int) ->
             assert _store(Path(tmp), cap=cap).summary(OWNER, PROJECT) == summarize(entries)
             if files.log.exists():
                 assert _on_disk(store) == summarize(entries)  # written by the writer, or again by a reader
+                assert (_on_disk(store).claimed, _on_disk(store).verified) == _recount(
+                    files.log, {e.id for e in entries}
+                )  # type: ignore[union-attr]
+
+
+def _recount(log: Path, ids: set[str] | None = None) -> tuple[dict[str, int], dict[str, int]]:
+    """Claimed and verified counts read from the log's lines as JSON, without the store's code (of the
+    lines with ``ids`` only: a line written behind the store past the cap is not kept)."""
+    claimed, verified = dict.fromkeys(OUTCOMES, 0), dict.fromkeys(OUTCOMES, 0)
+    for line in log.read_bytes().splitlines():
+        row = orjson.loads(line)
+        if ids is not None and row["id"] not in ids:
+            continue
+        claimed[row.get("agent_outcome") or row["outcome"]] += 1
+        if isinstance(row.get("verdict"), dict):
+            verified[row["outcome"]] += 1
+    return claimed, verified
+
+
+def test_claimed_and_verified_follow_verdicts_that_replace_each_other(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.append(OWNER, PROJECT, [_entry(i, "fixed", 1e9 + i) for i in range(4)])
+    one, two = (_entry(i).id for i in range(2))
+    store.apply_verdicts(
+        OWNER, PROJECT, [Verdict(one, "merged", "fixed", 2e9), Verdict(two, "ci", "fixed", 2e9)]
+    )
+    s = store.summary(OWNER, PROJECT)
+    assert (s.claimed["fixed"], s.verified, s.coverage, s.fixed_claimed, s.fixed_verified) == (
+        4, {"fixed": 2, "partial": 0, "unverified": 0}, 0.5, 1.0, 1.0,
+    )  # fmt: skip
+    store.apply_verdicts(OWNER, PROJECT, [Verdict(one, "revert", "partial", 2e9 + 5)])  # fixed -> partial
+    s = store.summary(OWNER, PROJECT)
+    assert (s.claimed["fixed"], s.verified["fixed"], s.verified["partial"], s.fixed_verified) == (
+        4,
+        1,
+        1,
+        0.5,
+    )
+    assert store.forget(OWNER, one)
+    s = store.summary(OWNER, PROJECT)
+    assert (s.total, s.claimed["fixed"], s.verified["partial"], s.coverage) == (3, 3, 0, 1 / 3)
+    assert (s.claimed, s.verified) == _recount(project_files(store.root, OWNER, PROJECT).log)
+
+
+def test_a_summary_file_without_claimed_counts_is_summarized_again(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.append(OWNER, PROJECT, [_entry(0, "partial", 1e9)])
+    store.apply_verdicts(OWNER, PROJECT, [Verdict(_entry(0).id, "ci", "fixed", 2e9)])
+    files = project_files(store.root, OWNER, PROJECT)
+    stamp, summary = summary_file.decode(files.summary.read_bytes())  # type: ignore[misc]
+    old = summary.to_json()
+    del old["claimed"], old["verified"]  # what a build before issue 30 wrote
+    body = {
+        "v": summary_file.VERSION,
+        "log": orjson.loads(summary_file._body(stamp, summary))["log"],
+        "summary": old,
+    }
+    files.summary.write_bytes(fsio.seal(orjson.dumps(body)))
+    assert summary_file.decode(files.summary.read_bytes()) is None
+    fresh = _store(tmp_path).summary(OWNER, PROJECT)
+    assert (fresh.claimed["partial"], fresh.verified["fixed"]) == (1, 1)

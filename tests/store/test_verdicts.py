@@ -10,7 +10,18 @@ from hypothesis import strategies as st
 
 from store import FixStore
 from store.entry import content_key
-from store.verdicts import PRECEDENCE, SOURCES, Verdict, agent_outcome, judge, source_of, state_of
+from store.verdicts import (
+    HISTORY,
+    PRECEDENCE,
+    SOURCES,
+    Verdict,
+    agent_outcome,
+    history,
+    in_effect,
+    judge,
+    source_of,
+    state_of,
+)
 from tests.store.factories import OWNER, PROJECT, make_entry
 
 ENTRY = make_entry(1, outcome="partial")
@@ -77,6 +88,64 @@ def test_the_result_does_not_depend_on_arrival_order_or_repeats(verdicts: list[V
     assert a == b
     best = max(verdicts, key=Verdict.rank)
     assert a.outcome == best.outcome and a.verdict == best.to_json()  # type: ignore[attr-defined]
+
+
+_many = st.lists(
+    st.builds(
+        lambda s, o, t, d: Verdict(ENTRY.id, s, o, float(t), d, "commit"),
+        st.sampled_from(SOURCES),
+        st.sampled_from(("fixed", "partial")),
+        st.integers(0, 30),
+        st.sampled_from(("", "a", "b")),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@given(_many, st.randoms())
+def test_the_history_keeps_every_verdict_up_to_its_bound_whatever_the_order(
+    verdicts: list[Verdict], rnd: object
+) -> None:
+    shuffled = [*verdicts, *verdicts]
+    rnd.shuffle(shuffled)  # type: ignore[attr-defined]
+    a, b = _apply(*verdicts), _apply(*shuffled)
+    assert history(a) == history(b)  # type: ignore[arg-type]
+    kept = history(a)  # type: ignore[arg-type]
+    distinct = set(verdicts)
+    assert len(kept) == min(HISTORY, len(distinct)) and set(kept) <= distinct
+    assert in_effect(a) in kept  # type: ignore[arg-type]  # the verdict in effect is always there
+    assert [v.ts for v in kept] == sorted(v.ts for v in kept)  # oldest first
+    assert {v.via for v in kept} == {"commit"}
+
+
+def test_a_superseded_verdict_is_kept_in_the_history_with_its_link_reason() -> None:
+    revert = Verdict(ENTRY.id, "revert", "partial", 20.0, "reverted by 1a2b3c", "content")
+    ci = Verdict(ENTRY.id, "ci", "fixed", 30.0, "CI run 7", "commit")
+    judged = _apply(revert, ci)
+    assert source_of(judged) == "verdict:revert"  # type: ignore[arg-type]
+    assert (judged.model_extra or {})["verdicts"] == [  # type: ignore[attr-defined]
+        {
+            "source": "revert",
+            "outcome": "partial",
+            "ts": 20.0,
+            "detail": "reverted by 1a2b3c",
+            "via": "content",
+        },
+        {"source": "ci", "outcome": "fixed", "ts": 30.0, "detail": "CI run 7", "via": "commit"},
+    ]
+    assert judge(judged, ci) is None  # received before: nothing changes  # type: ignore[arg-type]
+
+
+def test_a_line_from_before_the_history_starts_it_with_the_verdict_in_effect() -> None:
+    old = ENTRY.model_copy(
+        update={"outcome": "fixed", "agent_outcome": "partial", "outcome_source": "verdict:ci",
+                "verdict": {"source": "ci", "outcome": "fixed", "ts": 5.0, "detail": ""}}
+    )  # fmt: skip
+    assert [v.source for v in history(old)] == ["ci"]
+    judged = judge(old, Verdict(ENTRY.id, "merged", "fixed", 9.0, "", "content"))
+    assert judged is not None and source_of(judged) == "verdict:ci"
+    assert [(v.source, v.via) for v in history(judged)] == [("ci", ""), ("merged", "content")]
 
 
 def test_apply_verdicts_on_a_real_log(tmp_path: Path) -> None:

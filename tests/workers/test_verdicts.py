@@ -75,7 +75,8 @@ def test_a_verdict_after_its_turn_decides_the_outcome_and_keeps_the_agents(
     entry = _entry(ctx)
     assert (entry.outcome, entry.agent_outcome, entry.outcome_source) == ("fixed", "partial", "verdict:ci")
     assert entry.verdict == {"source": "ci", "outcome": "fixed", "ts": 1_700_000_500.0,
-                             "detail": "CI run 412: 120 passed"}  # fmt: skip
+                             "detail": "CI run 412: 120 passed", "via": "id"}  # fmt: skip
+    assert (entry.model_extra or {})["verdicts"] == [entry.verdict]  # the history holds it too
     fleet = read_counters(redis_client)
     assert fleet.events["verdict"] == 1
     assert fleet.verdicts == {"ci|fixed|applied": 1}

@@ -14,6 +14,7 @@ import pytest
 
 from store import entry_id
 from store.notes.review import read_state, state_path
+from store.verdicts import Verdict
 from tests.fixmem.api_server import running_api
 from tests.fixmem.ui.conftest import (
     ALICE,
@@ -31,6 +32,7 @@ from tests.fixmem.ui.conftest import (
 )
 
 XSS_ID = entry_id("alice", PROJECT, "ev-58")
+T_VERDICT = 1_767_000_000.0
 FIXED_THEN_BROKEN = entry_id("alice", PROJECT, "ev-59")
 BOB_ID = entry_id("bob", BOBS, "ev-1")
 
@@ -93,6 +95,28 @@ def test_projects_show_counts_ratios_a_chart_and_last_activity(ui: Ui) -> None:
     assert "21 fixed (35%)" in row  # 19 of ev-1..57 (n % 3 == 0), the XSS probe, the csv fix
     assert "<svg" in row and 'class="o-partial"' in row
     assert "2025-12-08 08:53 UTC" in row  # ev-60: T0 + 60 days, the last activity
+
+
+def test_projects_show_claimed_vs_verified_and_the_entry_every_verdict_with_its_link(ui: Ui) -> None:
+    judged = "github.com/acme/judged"
+    store = ui.api.ctx.store
+    store.append("alice", judged, [make_entry("alice", judged, n, f"judged fix {n}") for n in range(4)])
+    one, two = (entry_id("alice", judged, f"ev-{n}") for n in range(2))
+    store.apply_verdicts("alice", judged, [Verdict(one, "ci", "fixed", T_VERDICT, "CI run 12", "commit")])
+    store.apply_verdicts("alice", judged, [Verdict(two, "merged", "fixed", T_VERDICT, "landed", "content")])
+    store.apply_verdicts(
+        "alice", judged, [Verdict(one, "revert", "partial", T_VERDICT + 60, "reverted by 9f8e7d", "content")]
+    )
+    client = ui.client(ALICE)
+    row = client.get("/ui/projects").text.split(quote(judged, safe=""), 1)[1].split("</tr>", 1)[0]
+    assert "claimed 100% fixed" in row and "verified 50% fixed" in row and "coverage 50%" in row
+    page = client.get(f"/ui/entry/{one}", params={"project": judged}).text
+    table = page.split("Verdicts received", 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table.split("<tbody>", 1)[1])
+    assert len(rows) == 2  # the revert in effect, newest first, and the ci verdict it overturned
+    assert "revert <strong>(in effect)</strong>" in rows[0] and "changes in the commit" in rows[0]
+    assert "reverted by 9f8e7d" in rows[0] and "2025-12-29" in rows[0]  # its time
+    assert "ci" in rows[1] and "the commit the turn ended at" in rows[1] and "in effect" not in rows[1]
 
 
 def test_projects_page_filters_sorts_and_pages(ui: Ui) -> None:
