@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ingest.verdicts.diffs import CommitDiff
@@ -220,10 +220,18 @@ def find_landed(
     branch: Sequence[CommitDiff],
     patch_ids: Mapping[str, str],
     rule: SquashRule = SQUASH,
+    *,
+    reverting: Collection[str] = (),
 ) -> list[Finding]:
-    """Merged verdicts: every non-merge ``landed`` commit (by sha), and each ``branch`` commit not on the
-    default branch that ``link_branch`` links (patch-id, content, branch). ``patch_ids``: both sides'."""
-    out = [Finding("merged", "fixed", c, c.sha, "sha", c.ts) for c in landed if not c.is_merge]
+    """Merged verdicts: every non-merge ``landed`` commit (by sha) but the ``reverting`` ones (a revert
+    landing says nothing of a fix, and its diff would link it to the fix it undoes), and each ``branch``
+    commit not on the default branch that ``link_branch`` links (patch-id, content, branch).
+    ``patch_ids``: both sides'."""
+    out = [
+        Finding("merged", "fixed", c, c.sha, "sha", c.ts)
+        for c in landed
+        if not c.is_merge and c.sha not in reverting
+    ]
     landed_shas = {c.sha for c in landed}
     pending = [c for c in branch if not c.is_merge and c.sha not in landed_shas]
     links = link_branch(pending, landed, patch_ids, rule)

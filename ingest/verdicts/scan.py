@@ -98,7 +98,9 @@ def find(repo: Path, branch: str, since: float) -> tuple[list[Finding], int, int
     if branch_commits:
         shas = [c.sha for c in (*landed, *branch_commits) if not c.is_merge]
         patch_ids = git.patch_ids(repo, shas)
-    findings = find_reverts(landed, named=named) + find_landed(landed, branch_commits, patch_ids)
+    reverts = find_reverts(landed, named=named)
+    reverting = {f.by for f in reverts}
+    findings = reverts + find_landed(landed, branch_commits, patch_ids, reverting=reverting)
     return findings, len(landed), len(branch_commits)
 
 

@@ -30,7 +30,7 @@ def test_dry_run_prints_the_verdicts_as_json_and_publishes_nothing(
     argv = ["verdicts", "scan-git", "--repo", str(history.path), "--owner", "alice", "--dry-run"]
     assert main([*argv, "--json", "--project", "github.com/acme/pay"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["new"] == 12 and report["published"] == 0 and report["dry_run"]
+    assert report["new"] == 10 and report["published"] == 0 and report["dry_run"]
     assert {e["project_key"] for e in report["events"]} == {"github.com/acme/pay"}
     assert redis_client.xlen(keys.DEFAULT_STREAM) == 0
     assert main(argv) == 0  # no --project: the repository's key (its path: it has no origin)
@@ -38,7 +38,7 @@ def test_dry_run_prints_the_verdicts_as_json_and_publishes_nothing(
     assert (
         f"({history.path.resolve()}, main at " in out
         and "revert/content" in out
-        and "would publish 12" in out
+        and "would publish 10" in out
     )
 
 
@@ -66,7 +66,7 @@ def test_scan_git_publishes_and_a_second_run_publishes_nothing(
     history = build(tmp_path / "pay")
     argv = ["verdicts", "scan-git", "--repo", str(history.path), "--owner", "alice", "--json"]
     assert main(argv) == 0
-    assert json.loads(capsys.readouterr().out)["published"] == 12
+    assert json.loads(capsys.readouterr().out)["published"] == 10
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["published"] == 0
-    assert redis_client.xlen(keys.DEFAULT_STREAM) == 12
+    assert redis_client.xlen(keys.DEFAULT_STREAM) == 10

@@ -41,10 +41,10 @@ def test_a_dry_run_finds_reverts_by_message_and_content_and_every_way_of_landing
     )  # fmt: skip
     found = {(source, judged) for source, judged, _ in _verdicts(history, result.events)}
     assert {j for s, j in found if s == "revert"} == {"fix_login", "add_refund"}
-    landed = {"base", "fix_login", "add_refund", "revert_login", "undo_refund", "squash", "picked"}
+    landed = {"base", "fix_login", "add_refund", "squash", "picked"}  # the reverts' own landing: no fix
     assert {j for s, j in found if s == "merged"} == landed | {"draft", "final", "hotfix"}
     assert {k: v for k, v in result.found.items() if k not in ("merged/content", "merged/branch")} == {
-        "merged/patch-id": 1, "merged/sha": 7, "revert/content": 1, "revert/message": 1
+        "merged/patch-id": 1, "merged/sha": 5, "revert/content": 1, "revert/message": 1
     }  # fmt: skip
     assert result.found.get("merged/content", 0) + result.found.get("merged/branch", 0) == 2
     squash = history.shas["squash"][:12]
@@ -80,9 +80,9 @@ def test_findings_the_cursor_holds_are_not_published_again(
     result = scan(redis_client, _config(history, dry_run=True))
     assert result.known == 2
     assert not {f"{e['source']}:{e['link']['commit']}" for e in result.events} & held  # type: ignore[index]
-    assert len(result.events) == 12 - 2
+    assert len(result.events) == 10 - 2
     other = scan(redis_client, _config(history, owner="bob", dry_run=True))  # another owner's cursor
-    assert other.known == 0 and len(other.events) == 12
+    assert other.known == 0 and len(other.events) == 10
 
 
 def test_a_refused_verdict_publishes_nothing_and_moves_no_cursor(
@@ -104,12 +104,12 @@ def test_scan_publishes_once_and_a_second_run_publishes_nothing(
     history: History, redis_client: redis.Redis
 ) -> None:
     first = scan(redis_client, _config(history))
-    assert first.published == 12 and redis_client.xlen(keys.DEFAULT_STREAM) == 12
+    assert first.published == 10 and redis_client.xlen(keys.DEFAULT_STREAM) == 10
     again = scan(redis_client, _config(history))
-    assert (again.published, again.known, again.events) == (0, 12, [])
-    assert redis_client.xlen(keys.DEFAULT_STREAM) == 12
-    history.git("revert", "--no-edit", history.shas["picked"])  # one more revert, one more landed commit
+    assert (again.published, again.known, again.events) == (0, 10, [])
+    assert redis_client.xlen(keys.DEFAULT_STREAM) == 10
+    history.git("revert", "--no-edit", history.shas["picked"])  # one more revert (its landing is no fix)
     third = scan(redis_client, _config(history))
-    assert third.published == 2 and {e["source"] for e in third.events} == {"revert", "merged"}
+    assert third.published == 1 and {e["source"] for e in third.events} == {"revert"}
     cursor = redis_client.hgetall(keys.git_scan("alice", PROJECT))
-    assert cursor[b"_head"].decode() == history.git("rev-parse", "HEAD") and len(cursor) == 14 + 2
+    assert cursor[b"_head"].decode() == history.git("rev-parse", "HEAD") and len(cursor) == 12 + 1
