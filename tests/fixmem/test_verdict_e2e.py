@@ -56,7 +56,7 @@ def test_a_ci_verdict_before_and_after_its_turn(settings: Settings, redis_client
     drain(settings, redis_client)
     entry = _only(settings)
     assert (entry.outcome, entry.agent_outcome, entry.outcome_source) == ("fixed", "partial", "verdict:ci")
-    publish_verdict(  # the same verdict again, then a lower one: nothing changes
+    publish_verdict(  # the same verdict again, then a lower one: the judgment does not change ...
         redis_client, owner=OWNER, project_key=PROJECT, event_id=event_id, outcome="fixed", source="ci",
         detail="CI #88: 40 passed", ts=1_700_000_100.0,
     )  # fmt: skip
@@ -64,7 +64,10 @@ def test_a_ci_verdict_before_and_after_its_turn(settings: Settings, redis_client
         redis_client, owner=OWNER, project_key=PROJECT, entry_id=entry.id, outcome="partial", source="merged"
     )
     drain(settings, redis_client)
-    assert _only(settings) == entry
+    after = _only(settings)
+    assert after.model_dump(exclude={"verdicts"}) == entry.model_dump(exclude={"verdicts"})
+    history = [(v["source"], v["outcome"]) for v in after.verdicts or []]
+    assert history == [("ci", "fixed"), ("merged", "partial")]  # ... and the history keeps both, once
     fleet = read_counters(redis_client)
     assert fleet.verdicts == {
         "ci|fixed|held": 1, "ci|fixed|applied": 2, "merged|partial|superseded": 1,

@@ -342,7 +342,7 @@ def test_a_backfill_over_data_of_the_earlier_id_rule_adds_nothing(env: Pipeline,
     assert pipe["no_entry"].get("already in the fix log under an earlier id") == 6  # Aider 4, OpenHands 2
     after = env.entries("p")
     judged = {i for i, e in after.items() if e.outcome_source}  # the report.json beside mini-swe-agent logs
-    unjudged = ("outcome", "outcome_source", "agent_outcome", "verdict")
+    unjudged = ("outcome", "outcome_source", "agent_outcome", "verdict", "verdicts")
     assert {i: e.model_dump(exclude=set(unjudged)) for i, e in after.items()} == {
         i: e.model_dump(exclude=set(unjudged)) for i, e in entries.items()
     }
