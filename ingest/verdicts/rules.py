@@ -120,26 +120,30 @@ def reverted_by_content(
 def find_reverts(
     commits: Sequence[CommitDiff], rule: UndoRule = UNDO, *, named: Sequence[CommitDiff] = ()
 ) -> list[Finding]:
-    """Reverts among ``commits`` (one branch's history): by message first, else by content.
+    """Reverts among ``commits`` (one branch's history, newest first as ``git log`` gives it): by message
+    first, else by content.
 
-    ``named``: older commits that messages name, known only so that their reverts resolve."""
+    A commit undoes by content only commits before it in history: by time, and within one second by the
+    order git gave (a revert made in the same second as its fix would otherwise "undo" its own revert the
+    other way round). ``named``: older commits that messages name, known only so that their reverts
+    resolve."""
     by_sha = {c.sha: c for c in (*named, *commits)}
+    oldest_first = sorted(range(len(commits)), key=lambda i: (commits[i].ts, -i))
     by_file: dict[str, list[CommitDiff]] = {}
-    for commit in commits:
-        if not commit.is_merge:
-            for path in commit.files:
-                by_file.setdefault(path, []).append(commit)
     found: dict[str, Finding] = {}
-    for later in sorted(commits, key=lambda c: c.ts):
+    for later in (commits[i] for i in oldest_first):
         targets = [(c, "message") for c in map(lambda s: _resolve(s, by_sha), reverted_shas(later.message))
                    if c is not None and c.sha != later.sha]  # fmt: skip
         if not targets and not later.is_merge:
-            earlier = {c.sha: c for path in later.files for c in by_file.get(path, ()) if c.ts <= later.ts}
+            earlier = {c.sha: c for path in later.files for c in by_file.get(path, ())}
             fix = reverted_by_content(later, list(earlier.values()), rule)
             targets = [(fix, "content")] if fix is not None else []
         for fix, how in targets:
             finding = Finding("revert", "partial", fix, later.sha, how, later.ts)
             found.setdefault(finding.key, finding)
+        if not later.is_merge:
+            for path in later.files:
+                by_file.setdefault(path, []).append(later)
     return list(found.values())
 
 

@@ -175,3 +175,12 @@ def test_verdict_events_are_the_link_form() -> None:
     }  # fmt: skip
     big = CommitDiff(sha="7" * 40, files=("f",), added=tuple(f"x{i}" for i in range(300)))
     assert len(big.hunks(MAX_HUNK_LINES)) == MAX_HUNK_LINES
+
+
+def test_in_one_second_a_fix_never_undoes_its_own_revert() -> None:
+    """git log order (newest first) decides within a second: the revert undoes the fix, not the other way
+    (failed before: the fix, sorted after its same-second revert, was found to "revert" it by content)."""
+    fix = CommitDiff(**{**FIX.__dict__, "ts": 500})
+    revert = CommitDiff(**{**REVERT.__dict__, "ts": 500})
+    [finding] = find_reverts([revert, fix])  # newest first, as git log gives them
+    assert (finding.judged.sha, finding.by, finding.how) == (fix.sha, revert.sha, "content")
