@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -65,3 +66,31 @@ def git_checkout(root: Path, origin: str) -> Path:
     subprocess.run([git, "init", "-q", str(root)], check=True)
     subprocess.run([git, "-C", str(root), "remote", "add", "origin", origin], check=True)
     return root
+
+
+def install_and_prompt_from_another_shell(
+    tmp_path: Path, seeded: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, dict[str, str], subprocess.CompletedProcess[str]]:
+    """``fixmem install claude-code`` in a checkout from alice's shell (``seeded`` data dir), then the
+    installed prompt hook run through ``/bin/sh`` from bob's (no ``FIXMEM_*``, no daemon): the checkout,
+    bob's environment and the hook's run."""
+    from fixmem.cli import main  # noqa: PLC0415 - the CLI only for the tests that install
+
+    for name in [n for n in os.environ if n.startswith("FIXMEM_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("FIXMEM_OWNER", OWNER)
+    monkeypatch.setenv("FIXMEM_DATA_DIR", str(seeded))
+    repo = git_checkout(tmp_path / "widgets", "git@github.com:acme/widgets.git")
+    assert main(["install", "claude-code", "--project-dir", str(repo)]) == 0
+    settings = json.loads((repo / ".claude" / "settings.local.json").read_text())
+    (command,) = [h["command"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    other = {k: v for k, v in os.environ.items() if not k.startswith("FIXMEM_")}
+    other |= {"LOGNAME": "bob", "USER": "bob", "HOME": str(tmp_path / "bob")}
+    other["FIXMEM_HOOK_DAEMON_IDLE_SECONDS"] = "0"  # recall in the hook process: no daemon left behind
+    body = {"hook_event_name": "UserPromptSubmit", "session_id": "s-1", "cwd": str(repo),
+            "transcript_path": "", "prompt": "ZeroDivisionError in apply_discount"}  # fmt: skip
+    done = subprocess.run(
+        ["/bin/sh", "-c", command], input=json.dumps(body), env=other, capture_output=True, text=True,
+        timeout=60, check=False, cwd=repo,
+    )  # fmt: skip
+    return repo, other, done

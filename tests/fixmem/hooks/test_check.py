@@ -4,7 +4,6 @@ calls; exit 1 when it would inject nothing for a reason the user can fix."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 from fixmem.cli import main
 from fixmem.hooks.check import describe_call, pinned_in
 from fixmem.hooks.session import CALLS_KEPT, note_call, recent_calls
-from tests.fixmem.hooks.conftest import OWNER, git_checkout
+from tests.fixmem.hooks.conftest import OWNER, install_and_prompt_from_another_shell
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -52,23 +51,8 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
 def test_check_says_what_the_installed_hook_does_from_another_shell(
     tmp_path: Path, seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in [n for n in os.environ if n.startswith("FIXMEM_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("FIXMEM_OWNER", OWNER)
-    monkeypatch.setenv("FIXMEM_DATA_DIR", str(seeded))
-    repo = git_checkout(tmp_path / "widgets", "git@github.com:acme/widgets.git")
-    assert main(["install", "claude-code", "--project-dir", str(repo)]) == 0
-    settings = json.loads((repo / ".claude" / "settings.local.json").read_text())
-    (command,) = [h["command"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
-    other = {k: v for k, v in os.environ.items() if not k.startswith("FIXMEM_")}
-    other |= {"LOGNAME": "bob", "USER": "bob", "HOME": str(tmp_path / "bob"), "PYTHONPATH": str(ROOT)}
-    other["FIXMEM_HOOK_DAEMON_IDLE_SECONDS"] = "0"  # recall in the hook process: no daemon left behind
-    body = {"hook_event_name": "UserPromptSubmit", "session_id": "s-1", "cwd": str(repo),
-            "transcript_path": "", "prompt": "ZeroDivisionError in apply_discount"}  # fmt: skip
-    hook = subprocess.run(
-        ["/bin/sh", "-c", command], input=json.dumps(body), env=other, capture_output=True, text=True,
-        timeout=60, check=False, cwd=repo,
-    )  # fmt: skip
+    repo, other, hook = install_and_prompt_from_another_shell(tmp_path, seeded, monkeypatch)
+    other["PYTHONPATH"] = str(ROOT)
     assert "apply_discount" in hook.stdout, hook
 
     checked = _run(["hook", "claude-code", "--check"], other, repo)

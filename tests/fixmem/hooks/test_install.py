@@ -6,7 +6,6 @@ import json
 import os
 import shlex
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from fixmem.cli import main
 from fixmem.hooks.claude_code import plan
 from fixmem.hooks.config import HookConfig
 from fixmem.hooks.install import EVENTS, is_ours, merged, removed
-from tests.fixmem.hooks.conftest import OWNER, git_checkout
+from tests.fixmem.hooks.conftest import install_and_prompt_from_another_shell
 
 THEIRS: dict[str, Any] = {
     "model": "opus",
@@ -144,27 +143,7 @@ def test_a_hook_started_from_another_shell_runs_as_the_installing_user(
     tmp_path: Path, seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pinned command, run through a shell whose environment names another user and no data dir."""
-    for name in [n for n in os.environ if n.startswith("FIXMEM_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("FIXMEM_OWNER", OWNER)
-    monkeypatch.setenv("FIXMEM_DATA_DIR", str(seeded))
-    repo = git_checkout(tmp_path / "widgets", "git@github.com:acme/widgets.git")
-    assert main(["install", "claude-code", "--project-dir", str(repo)]) == 0
-    settings = json.loads((repo / ".claude" / "settings.local.json").read_text())
-    (command,) = [h["command"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
-    other = {k: v for k, v in os.environ.items() if not k.startswith("FIXMEM_")}
-    other.update(LOGNAME="bob", USER="bob", HOME=str(tmp_path / "bob"), FIXMEM_HOOK_DAEMON_IDLE_SECONDS="0")
-    body = {
-        "hook_event_name": "UserPromptSubmit",
-        "session_id": "s-1",
-        "cwd": str(repo),
-        "transcript_path": "",
-        "prompt": "ZeroDivisionError in apply_discount",
-    }
-    done = subprocess.run(
-        ["/bin/sh", "-c", command], input=json.dumps(body), env=other, capture_output=True, text=True,
-        timeout=60, check=False, cwd=repo,
-    )  # fmt: skip
+    _, _, done = install_and_prompt_from_another_shell(tmp_path, seeded, monkeypatch)
     assert done.returncode == 0 and "apply_discount" in done.stdout, done
 
 
