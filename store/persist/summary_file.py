@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import orjson
 
@@ -34,6 +35,7 @@ from store.persist.fsio import overwrite_sealed, seal, unseal
 from store.summary import LogSummary
 
 VERSION: Final = 1
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -110,18 +112,26 @@ def encode(stamp: Stamp, summary: LogSummary) -> bytes:
     return seal(_body(stamp, summary))
 
 
-def decode(data: bytes) -> tuple[Stamp, LogSummary] | None:
-    """What ``encode`` wrote; None for anything else (torn, interleaved, another version). Pure."""
+def decode_stamped(
+    data: bytes, version: int, field: str, parse: Callable[[Any], T]
+) -> tuple[Stamp, T] | None:
+    """A sealed ``{"v": version, "log": <stamp>, field: ...}`` file's stamp and ``parse`` of its ``field``;
+    None for anything else (torn, interleaved, another version, ``parse`` raising ValueError). Pure."""
     body = unseal(data)
     if body is None:
         return None
     try:
         obj = orjson.loads(body)
-        if not isinstance(obj, dict) or obj.get("v") != VERSION:
+        if not isinstance(obj, dict) or obj.get("v") != version:
             return None
-        return stamp_from_json(obj["log"]), LogSummary.from_json(obj["summary"])
+        return stamp_from_json(obj["log"]), parse(obj[field])
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
+
+
+def decode(data: bytes) -> tuple[Stamp, LogSummary] | None:
+    """What ``encode`` wrote; None for anything else (torn, interleaved, another version). Pure."""
+    return decode_stamped(data, VERSION, "summary", LogSummary.from_json)
 
 
 def read_summary(path: Path, log: Path) -> tuple[Stamp, LogSummary] | None:

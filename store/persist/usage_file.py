@@ -15,8 +15,8 @@ from typing import Final
 
 import orjson
 
-from store.persist.fsio import overwrite_sealed, unseal
-from store.persist.summary_file import Stamp, stamp_from_json, stamp_json
+from store.persist.fsio import overwrite_sealed
+from store.persist.summary_file import Stamp, decode_stamped, stamp_json
 from store.usage import FixUse, Usage, from_json, to_json
 
 VERSION: Final = 1
@@ -29,16 +29,7 @@ def encode_body(stamp: Stamp, usage: Usage) -> bytes:
 
 def decode(data: bytes) -> tuple[Stamp, dict[str, FixUse]] | None:
     """What ``write_usage`` wrote; None for anything else (torn, interleaved, another version). Pure."""
-    body = unseal(data)
-    if body is None:
-        return None
-    try:
-        obj = orjson.loads(body)
-        if not isinstance(obj, dict) or obj.get("v") != VERSION:
-            return None
-        return stamp_from_json(obj["log"]), from_json(obj["usage"])
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        return None
+    return decode_stamped(data, VERSION, "usage", from_json)
 
 
 def read_usage(path: Path, stamp: Stamp) -> dict[str, FixUse] | None:
