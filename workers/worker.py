@@ -51,6 +51,7 @@ POLL_SECONDS = 1  # longest block on an empty queue between maintenance checks
 HEARTBEAT_MIN_SECONDS = (
     1.0  # a worker's own heartbeat (its key's TTL is worker_ttl + 60 s) at most this often
 )
+PUBSUB_WAKE_SECONDS = 1.0  # longest wait of RQ's command-channel thread: bounds how long a stop waits for it
 
 _DEQUEUE_IN_ORDER = """
 for i = 1, #KEYS, 2 do
@@ -221,6 +222,21 @@ class FixmemWorker(SimpleWorker):
         if pipeline is None and state == getattr(self, "_state", None):
             return
         super().set_state(state, pipeline)
+
+    def subscribe(self) -> None:
+        """RQ's command channel (``rq.command``: shutdown, kill-horse, stop-job), its thread waking every
+        ``PUBSUB_WAKE_SECONDS`` instead of RQ's 60.
+
+        RQ's teardown unsubscribes, then stops the thread; redis-py 8's ``stop()`` joins it without a
+        timeout. When the thread read the UNSUBSCRIBE reply and looped before the stop, it waits up to its
+        ``sleep_time`` for a subscription that never comes, so a SIGTERMed worker took up to 60 s to exit
+        (seen as a flaky crash-recovery test; tests/workers/test_worker.py has the race on purpose).
+        """
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(  # type: ignore[assignment]  # RQ types it None
+            sleep_time=PUBSUB_WAKE_SECONDS, daemon=True, exception_handler=self._pubsub_exception_handler
+        )
 
     def teardown(self) -> None:
         """RQ's, and stop the lease thread."""

@@ -17,6 +17,7 @@ from rq.serializers import JSONSerializer
 from ingest import keys
 from ingest.status import worker_liveness
 from tests import configs, signals
+from tests.polling import wait_for
 from workers.reaper import reap_queue
 from workers.worker import FixmemQueue, FixmemWorker, WorkerOptions, build_worker, run_worker
 
@@ -244,3 +245,19 @@ def test_a_busy_worker_stays_alive_in_status_while_its_job_runs(
         thread.join()
     assert late_in_the_job, "sampled the worker while its job ran"
     assert (1, 0) in late_in_the_job
+
+
+def test_a_stopping_worker_does_not_wait_on_its_command_channel(redis_client: redis.Redis) -> None:
+    # The race that made SIGTERMed workers linger ~60 s: the command-channel thread reads the UNSUBSCRIBE
+    # reply and loops before RQ's teardown stops it, then waits for a subscription that never comes.
+    worker = build_worker(redis_client, options())
+    worker.subscribe()
+    worker.pubsub.unsubscribe()
+    wait_for(lambda: not worker.pubsub.subscribed, 10, "the channel to be unsubscribed")
+    time.sleep(0.2)  # the thread is back in get_message, waiting for a subscription
+    started = time.monotonic()
+    worker.unsubscribe()  # what RQ's teardown calls
+    took = time.monotonic() - started
+    assert took < 10, f"stopping the command channel took {took:.1f}s (RQ's 60 s wait is back)"
+    worker.pubsub_thread.join(5)
+    assert not worker.pubsub_thread.is_alive()
