@@ -116,6 +116,7 @@ def evaluate(repos: Sequence[Repo], limit: int | None = None) -> dict[str, Any]:
         out["later_half"][mode] = tally(later)
         out["first_half"][mode] = tally(first)
     out["per_fix_bound"] = per_fix_bound([halves["off"][r.name] for r in repos])
+    out["by_prior_use"] = by_prior_use([halves["off"][r.name] for r in repos])
     off, on = out["later_half"]["off"], out["later_half"]["on"]
     out["precision_gain"] = _relative(on["precision"], off["precision"])
     out["hit_file_change"] = _relative(on["hit_file"], off["hit_file"])
@@ -143,6 +144,30 @@ def per_fix_bound(records: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]
             if abs(hits - base[1]) <= 0.05 * base[1] and gain > best["precision_gain"]:
                 best = {"precision_gain": round(gain, 4), "min_shown": min_shown, "below_rate": below}
     return best
+
+
+def by_prior_use(records: Sequence[Sequence[dict[str, Any]]]) -> dict[str, dict[str, int]]:
+    """Why a per-fix rule cannot do much: the later halves' returned fixes of the learning-off replay,
+    related or not, by what the simulated agent had done with that fix before — never shown (``new``),
+    shown and never followed, or followed by some earlier task. Only the unrelated ones a rule can see
+    (``never_followed``) can be dropped on the fix's own evidence."""
+    out = {"related": dict.fromkeys(_PRIOR, 0), "unrelated": dict.fromkeys(_PRIOR, 0)}
+    for repo in records:
+        shown: dict[str, int] = {}
+        followed: dict[str, int] = {}
+        for i, record in enumerate(repo):
+            gold = set(record["same_file"])
+            for s in record["returned"]:
+                if i >= len(repo) // 2:
+                    prior = _PRIOR[0] if not shown.get(s) else _PRIOR[2] if followed.get(s) else _PRIOR[1]
+                    out["related" if s in gold else "unrelated"][prior] += 1
+            for s in record["returned"]:
+                shown[s] = shown.get(s, 0) + 1
+                followed[s] = followed.get(s, 0) + (s in gold)
+    return out
+
+
+_PRIOR = ("new", "never_followed", "followed_before")
 
 
 def _dropping(records: Sequence[Sequence[dict[str, Any]]], min_shown: int, below: float) -> tuple[float, int]:
@@ -192,6 +217,12 @@ def table(result: dict[str, Any]) -> str:
     lines.append(
         f"bound of any rule on a fix's own use (drop it, hits within 5%): precision "
         f"{bound['precision_gain']:+.1%} (shown >= {bound['min_shown']}, followed < {bound['below_rate']})"
+    )
+    unrelated = result["by_prior_use"]["unrelated"]
+    lines.append(
+        f"unrelated answers of the later half: {unrelated['new']} never shown before, "
+        f"{unrelated['never_followed']} shown and never followed, {unrelated['followed_before']} followed "
+        "by an earlier task"
     )
     return "\n".join(lines)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evals.related.core import load_repos
-from evals.related.from_use import _dropping, per_fix_bound, replay, session_record
+from evals.related.from_use import _dropping, by_prior_use, per_fix_bound, replay, session_record
 from ingest.recall_meta import RecallMeta
 
 A, B = "fix-00000000000000aa", "fix-00000000000000bb"
@@ -36,3 +36,16 @@ def test_dropping_leaves_out_fixes_shown_and_not_followed() -> None:
     assert _dropping([records], 10**9, 0.0) == (1 / 3, 1)
     assert _dropping([records], 1, 0.01) == (1 / 2, 1)
     assert per_fix_bound([records])["precision_gain"] == 0.5
+
+
+def test_unrelated_answers_are_told_apart_by_what_was_done_with_the_fix_before() -> None:
+    records = [
+        {"returned": ["x", "y"], "same_file": ["y"]},
+        {"returned": ["z"], "same_file": []},
+        {"returned": ["x", "y", "w"], "same_file": []},  # later half: x never followed, y followed, w new
+        {"returned": ["y"], "same_file": ["y"]},
+    ]
+    assert by_prior_use([records]) == {
+        "unrelated": {"new": 1, "never_followed": 1, "followed_before": 1},
+        "related": {"new": 0, "never_followed": 0, "followed_before": 1},
+    }
