@@ -158,7 +158,7 @@ def lock_factory(settings: Settings, client: redis.Redis | None) -> LockFactory 
 
 
 # (absolute data dir, cap, slack) -> the store reading commands share, in a process that keeps them
-_kept_readers: dict[tuple[str, int, int, bool], FixStore] | None = None
+_kept_readers: dict[tuple[str, int, int, bool, bool], FixStore] | None = None
 
 
 def keep_reading_stores() -> None:
@@ -173,8 +173,15 @@ def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
     """The FixStore of ``settings.data_dir`` with the configured lock (pass the client for Redis locks);
     after ``keep_reading_stores``, a kept one when no client is given (an absolute data dir)."""
     from store import FixStore  # noqa: PLC0415
+    from store.meaning import shared_meaning  # noqa: PLC0415
 
-    key = (str(settings.data_dir), settings.rotation_cap, settings.rotation_slack, settings.learn_from_use)
+    key = (
+        str(settings.data_dir),
+        settings.rotation_cap,
+        settings.rotation_slack,
+        settings.learn_from_use,
+        settings.meaning,
+    )
     kept = _kept_readers if client is None and settings.data_dir.is_absolute() else None
     if kept is not None and key in kept:
         return kept[key]
@@ -184,6 +191,7 @@ def make_store(settings: Settings, client: redis.Redis | None) -> FixStore:
         slack=settings.rotation_slack,
         lock_factory=lock_factory(settings, client),
         learn_from_use=settings.learn_from_use,
+        meaning=shared_meaning() if settings.meaning else None,
     )
     if kept is not None:
         kept[key] = store

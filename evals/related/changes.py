@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evals.related.core import Tally, load_repos
-from evals.related.learn import Query, bound, candidates, gated, shipped_gate
+from evals.related.learn import Query, bound, candidates, gated, shipped_answer, shipped_gate
 from evals.related.tune import SHA, Asked, history
 from store import DEFAULT_WEIGHTS, FixEntry
 from store.recall.code import is_identifier
@@ -108,23 +108,11 @@ def gate_kept(queries: Sequence[Query], w: float, col: int) -> str:
     strength reaches the floor (so quiet and off-topic abstention are the shipped ones); then return, as
     ``ranking.rank`` does, the entries whose strength + ``w`` x the signal reaches the floor, plus the
     runner-up on that score, top 5 by it (ties to the newer entry, as candidates are ordered)."""
-    weights = DEFAULT_WEIGHTS
     t = Tally()
     off = Tally()
     for q in queries:
         shipped = q.x[:, 0]
-        answer = q.x.shape[0] > 0 and float(shipped.max()) >= weights.floor
-        returned: list[str] = []
-        if answer:
-            value = shipped + w * q.x[:, col]
-            order = np.argsort(-value, kind="stable")
-            eligible = [int(i) for i in order if value[i] >= weights.floor]
-            if len(order) > 1:
-                best, second = float(value[order[0]]), float(value[order[1]])
-                floor = max(weights.runner_up_floor * weights.floor, weights.runner_up_ratio * best)
-                if floor <= second < weights.floor:
-                    eligible.append(int(order[1]))
-            returned = [q.ids[i] for i in eligible[:5]]
+        returned = [q.ids[i] for i in shipped_answer(shipped + w * q.x[:, col], shipped)]
         (off if q.cls == "off_topic" else t).add(returned, q.same_function, q.same_file)
     d = t.as_dict()
     return (

@@ -200,6 +200,23 @@ def score(q: Query, model: tuple[npt.NDArray[np.float64], ...] | None) -> npt.ND
     return result
 
 
+def shipped_answer(value: npt.NDArray[np.float64], gate: npt.NDArray[np.float64]) -> list[int]:
+    """``ranking.rank``'s answer over the candidates ordered by ``value``: nothing unless the best
+    ``gate`` (the shipped strength) reaches the floor, then the top 5 at the floor plus the
+    runner-up."""
+    weights = DEFAULT_WEIGHTS
+    if gate.size == 0 or float(gate.max()) < weights.floor:
+        return []
+    order = np.argsort(-value, kind="stable")
+    eligible = [int(i) for i in order if value[i] >= weights.floor]
+    if len(order) > 1:
+        best, second = float(value[order[0]]), float(value[order[1]])
+        floor = max(weights.runner_up_floor * weights.floor, weights.runner_up_ratio * best)
+        if floor <= second < weights.floor:
+            eligible.append(int(order[1]))
+    return eligible[:5]
+
+
 def bound(queries: Sequence[Query], scores: Sequence[npt.NDArray[np.float64]]) -> str:
     tallies = [Tally() for _ in range(5)]
     for q, s in zip(queries, scores, strict=True):

@@ -33,6 +33,7 @@ from evals.related.core import (
 )
 from ingest.schema import validate_event
 from store import DEFAULT_WEIGHTS, FixEntry, FixStore, RankingWeights
+from store.meaning import Meaning
 from workers.extraction import Limits, extract
 
 SYSTEMS = ("fixmem", "fixmem_close", "bm25", "jaccard", "fixmem_no_floor")
@@ -106,13 +107,24 @@ def known_item(
 
 
 def replay(
-    repo: Repo, others: Sequence[Repo], workdir: Path, limit: int | None = None, warmup: int = WARMUP
+    repo: Repo,
+    others: Sequence[Repo],
+    workdir: Path,
+    limit: int | None = None,
+    warmup: int = WARMUP,
+    *,
+    meaning: Meaning | None = None,
 ) -> list[dict[str, Any]]:
-    """Every query of one repository, with what each system returned, in time order."""
+    """Every query of one repository, with what each system returned, in time order (fixmem with the
+    meaning signal when ``meaning`` is given: ``evals.related.meaning``)."""
     now = [0.0]
     # learning from use off: the figures stay comparable across runs (the replay carries no sessions anyway)
     store = FixStore(
-        workdir / repo.name.replace("/", "__"), cap=ROTATION_CAP, clock=lambda: now[0], learn_from_use=False
+        workdir / repo.name.replace("/", "__"),
+        cap=ROTATION_CAP,
+        clock=lambda: now[0],
+        learn_from_use=False,
+        meaning=meaning,
     )
     earlier: list[Commit] = []
     texts: list[str] = []
@@ -249,13 +261,15 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str
     return out
 
 
-def evaluate(repos: Sequence[Repo], limit: int | None = None) -> dict[str, Any]:
+def evaluate(
+    repos: Sequence[Repo], limit: int | None = None, meaning: Meaning | None = None
+) -> dict[str, Any]:
     """The whole run: per-query records, the summary, and what the data was."""
     records: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="fixmem-eval-related-") as tmp:
         for repo in repos:
             others = [r for r in repos if r.name != repo.name]
-            records.extend(replay(repo, others, Path(tmp), limit))
+            records.extend(replay(repo, others, Path(tmp), limit, meaning=meaning))
     return {
         "k": K,
         "warmup": WARMUP,

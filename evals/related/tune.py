@@ -41,13 +41,14 @@ class Asked:
     same_file: frozenset[str]
 
 
-def history(repo: Repo, others: Sequence[Repo]) -> tuple[list[FixEntry], list[Asked]]:
-    """The repository's entries in time order and its tuning-half queries of ``CLASSES``."""
+def history(repo: Repo, others: Sequence[Repo], split: str = "tune") -> tuple[list[FixEntry], list[Asked]]:
+    """The repository's entries in time order and its queries of ``CLASSES`` of ``split`` (the tuning
+    half unless a script reports the held-out one)."""
     entries: list[FixEntry] = []
     earlier: list[Commit] = []
     asked: list[Asked] = []
     for position, commit in enumerate(repo.commits):
-        if position >= 50 and commit.is_task and earlier and split_of(commit.sha) == "tune":
+        if position >= 50 and commit.is_task and earlier and split_of(commit.sha) == split:
             same_fn, same_file = related(commit, earlier)
             for query in queries_for(repo, commit, others, position):
                 if query.cls not in CLASSES:

@@ -35,6 +35,7 @@ DEFAULT_HOLDBACK = 0.0  # Settings.holdback: the share of agent sessions held ba
 DEFAULT_HOLDBACK_SALT = ""  # Settings.holdback_salt: change it to draw a new assignment
 MAX_HOLDBACK = 0.5  # Settings.holdback's bound
 DEFAULT_LEARN_FROM_USE = False  # Settings.learn_from_use: recall weighs each fix by how it was used
+DEFAULT_MEANING = False  # Settings.meaning: the meaning signal at task start (the optional extra)
 
 
 def read_token(path: str | None) -> str | None:
@@ -69,6 +70,7 @@ class HookConfig:
         "holdback_salt",
         "k",
         "learn_from_use",
+        "meaning",
         "owner",
         "project",
         "prompt_budget_tokens",
@@ -102,6 +104,7 @@ class HookConfig:
         holdback: float = DEFAULT_HOLDBACK,
         holdback_salt: str = DEFAULT_HOLDBACK_SALT,
         learn_from_use: bool = DEFAULT_LEARN_FROM_USE,
+        meaning: bool = DEFAULT_MEANING,
     ) -> None:
         self.data_dir = os.fspath(data_dir)
         self.owner, self.project = owner, project
@@ -113,6 +116,7 @@ class HookConfig:
         self.enabled, self.k = enabled, k
         self.holdback, self.holdback_salt = holdback, holdback_salt
         self.learn_from_use = learn_from_use
+        self.meaning = meaning
 
     def __repr__(self) -> str:
         shown = {name: getattr(self, name) for name in self.__slots__ if name != "api_token"}
@@ -163,6 +167,7 @@ class HookConfig:
             holdback=_share(number("HOLDBACK", DEFAULT_HOLDBACK)),
             holdback_salt=env.get(PREFIX + "HOLDBACK_SALT") or DEFAULT_HOLDBACK_SALT,
             learn_from_use=_truthy(get("LEARN_FROM_USE") or ("1" if DEFAULT_LEARN_FROM_USE else "0")),
+            meaning=_truthy(get("MEANING") or ("1" if DEFAULT_MEANING else "0")),
         )
 
 

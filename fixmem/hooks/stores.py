@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from fixmem.hooks.config import HookConfig
 from store import FixStore
+from store.meaning import shared_meaning
 
 
 def local_store(config: HookConfig) -> FixStore:
     """The store under ``config.data_dir`` with the configured rotation cap and slack, learning from use
-    unless ``FIXMEM_LEARN_FROM_USE`` is off."""
+    when ``FIXMEM_LEARN_FROM_USE`` is on, with the meaning signal when ``FIXMEM_MEANING`` is on and the
+    extra is installed."""
     return FixStore(
         config.data_dir,
         cap=config.rotation_cap,
         slack=config.rotation_slack,
         learn_from_use=config.learn_from_use,
+        meaning=shared_meaning() if config.meaning else None,
     )

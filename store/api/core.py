@@ -23,6 +23,7 @@ from pathlib import Path
 from store.entry import FixEntry, content_key
 from store.errors import StoreUnavailable, unavailable
 from store.history import RegressionRule
+from store.meaning import Meaning
 from store.paths import ROOT_DIR_NAME, ProjectFiles, canonical_key, is_log_file, owner_dir, project_files
 from store.persist import fixlog
 from store.persist.fixlog import Snapshot
@@ -86,6 +87,7 @@ class StoreCore:
         slack: int = 0,
         learn_from_use: bool = False,
         learn_params: LearnParams = DEFAULT_PARAMS,
+        meaning: Meaning | None = None,
     ) -> None:
         """A store rooted at ``data_dir``; nothing is created until the first write.
 
@@ -104,6 +106,8 @@ class StoreCore:
         (``store.usage``, with ``learn_params``); off by default here, on in fixmem
         (``FIXMEM_LEARN_FROM_USE``).
         The usage file beside each log is kept either way.
+        ``meaning``: the meaning signal (``store.meaning``, an optional extra) for a text-only recall that
+        finds nothing over the floor; None (the default): text only.
         Raises ValueError when ``cap`` is below 1 or ``slack`` below 0.
         """
         if cap < 1:
@@ -125,6 +129,7 @@ class StoreCore:
         self._summaries: dict[Path, tuple[Stamp, LogSummary]] = {}  # by log: the last summary known
         self.learn_from_use = learn_from_use
         self.learn_params = learn_params
+        self.meaning = meaning
         self._usages: dict[Path, tuple[Stamp, Usage]] = {}  # by log: the last usage known
         self._learned_memo: dict[
             Path, tuple[ProjectView, Learned | None]

@@ -54,11 +54,14 @@ class Reading(Learning):
         ``files`` and ``errors`` boost entries that touched the same files or hit the same errors;
         ``workspace`` normalizes absolute paths and marks entries whose files are gone; ``known_commits``
         marks entries whose commit is gone. ``now``: unix seconds (default: the clock). When the store
-        learns from use, each fix's strength is multiplied by what its use says (``store.usage``).
+        learns from use, each fix's strength is multiplied by what its use says (``store.usage``); with the
+        meaning signal (``store.meaning``), a text-only query may get the fixes just under the floor whose
+        request means the same.
         Raises InvalidKey, StoreUnavailable.
         """
         project = self._files(owner, project_key)
         cached = self._load(project)
+        text_only = self.meaning is not None and not files and not errors
         return recall_view(
             cached.view,
             query,
@@ -70,6 +73,7 @@ class Reading(Learning):
             now=self._clock() if now is None else now,
             weights=weights or self.weights,
             learned=self._learned(project, cached),
+            meaning=self.meaning.cosines(cached.view.entries, query) if text_only and self.meaning else None,
         )
 
     def lineage(self, owner: str, project_key: str, entry_id: str) -> list[FixEntry]:

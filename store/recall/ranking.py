@@ -42,7 +42,10 @@ something the project never saw returns nothing. Survivors are ordered by
 by default), and exact ties go to the newer entry. A strength of ``close_strength`` or more (or the same
 error signature) is "closely related"; the rest is "possibly related". Once something passed the floor,
 the runner-up (the second strongest entry) is returned too, as possibly related, when its strength is
-at least ``runner_up_floor`` and ``runner_up_ratio`` of the best's.
+at least ``runner_up_floor`` and ``runner_up_ratio`` of the best's. With the meaning signal (the
+optional ``meaning`` extra: a cosine per entry passed in, ``store.meaning``), a text-only query that
+passes nothing over the floor may still get the few strongest fixes just under it whose request means
+what the query says (``RankingWeights.meaning_*``).
 """
 
 from __future__ import annotations
@@ -112,6 +115,15 @@ class RankingWeights:
     evidence_bm25_k1: float = 1.2
     runner_up_floor: float = 0.8
     runner_up_ratio: float = 0.7
+    # The meaning signal (the optional ``meaning`` extra, ``store.meaning``; set on evals/related's tuning
+    # half, docs/decisions/0062-meaning-signal-rescue.md): when a text-only query passes no fix over the
+    # floor, up to ``meaning_count`` of the ``meaning_candidates`` strongest fixes are returned when
+    # their strength is at least ``meaning_strength`` and the cosine of their request's embedding with
+    # the query's reaches ``meaning_cosine``.
+    meaning_strength: float = 0.7
+    meaning_cosine: float = 0.6
+    meaning_count: float = 2.0
+    meaning_candidates: float = 10.0
 
     def outcome_factors(self) -> FloatArray:
         """Factor per outcome code (``OUTCOME_CODES`` order)."""
@@ -191,11 +203,13 @@ def rank(
     now: float,
     weights: RankingWeights = DEFAULT_WEIGHTS,
     factors: FloatArray | None = None,
+    meaning: FloatArray | None = None,
 ) -> list[tuple[int, float]]:
     """The top ``k`` relevant live entries as ``(row, score)``, best first; ``[]`` when none is relevant.
 
     ``factors``: a multiplier per entry on its strength, before the floor (``store.usage``: learned from
-    use; None: none)."""
+    use; None: none). ``meaning``: the cosine per entry of its request's embedding with the query's
+    (None: no meaning signal); when no entry passes the floor, ``_rescued`` may answer with it."""
     if k <= 0 or ts.size == 0:
         return []
     value = strength(signals, weights)
@@ -203,10 +217,12 @@ def rank(
         value = value * factors
     usable = live & np.isfinite(value)
     eligible = np.flatnonzero(usable & (value >= weights.floor))
+    if eligible.size == 0 and meaning is not None:
+        eligible = _rescued(value, usable, ts, meaning, weights)
+    elif eligible.size and weights.runner_up_floor > 0 and weights.floor > 0:
+        eligible = _with_runner_up(value, usable, eligible, weights)
     if eligible.size == 0:
         return []
-    if weights.runner_up_floor > 0 and weights.floor > 0:
-        eligible = _with_runner_up(value, usable, eligible, weights)
     score = value[eligible] * weights.outcome_factors()[outcome_codes[eligible]]
     score = np.where(regressed[eligible], score * weights.regressed_factor, score)
     if weights.recency_half_life_days:
@@ -232,3 +248,16 @@ def _with_runner_up(
     if second < weights.floor and second >= floor:
         return np.append(eligible, top[1])
     return eligible
+
+
+def _rescued(
+    value: FloatArray, usable: BoolArray, ts: FloatArray, meaning: FloatArray, weights: RankingWeights
+) -> IntArray:
+    """Of the ``meaning_candidates`` strongest usable entries (ties to the newer), up to
+    ``meaning_count`` whose strength is at least ``meaning_strength`` and whose cosine reaches
+    ``meaning_cosine``: the meaning signal's answer when nothing passed the floor."""
+    candidates = np.flatnonzero(usable)
+    top = candidates[np.lexsort((-ts[candidates], -value[candidates]))][: int(weights.meaning_candidates)]
+    keep = top[(value[top] >= weights.meaning_strength) & (meaning[top] >= weights.meaning_cosine)]
+    result: IntArray = keep[: int(weights.meaning_count)]
+    return result

@@ -9,6 +9,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from store.entry import FixEntry
 from store.recall.code import symbol_keys
 from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights, Signals, rank, strength
@@ -102,13 +105,16 @@ def recall_view(
     weights: RankingWeights = DEFAULT_WEIGHTS,
     file_exists_check: bool = True,
     learned: Learned | None = None,
+    meaning: npt.NDArray[np.float64] | None = None,
 ) -> list[Recalled]:
     """The ``k`` most relevant live entries of ``view`` for the query, best first (closely related ones
     before possibly related ones); ``[]`` if none is.
 
     With a ``workspace``, files are normalized against it and (if ``file_exists_check``) entries whose
     files are gone from it are marked stale. ``learned``: multipliers learned from use (``store.usage``),
-    applied to the strength and said in the reasons.
+    applied to the strength and said in the reasons. ``meaning``: the cosine per row of ``view`` of its
+    request's embedding with the query's (``store.meaning``; used only by a text-only query, which names
+    no files and no errors: ``ranking.rank``).
     """
     if not view.entries or k <= 0:
         return []
@@ -120,7 +126,8 @@ def recall_view(
     factors = None if learned is None else learned.factors
     live, codes, regressed = view.live, view.outcome_codes, view.regressed_mask
     ranked = rank(signals, live=live, outcome_codes=codes, regressed=regressed, ts=view.ts, k=k, now=now,
-                  weights=weights, factors=factors)  # fmt: skip
+                  weights=weights, factors=factors,
+                  meaning=None if files or errors else meaning)  # fmt: skip
     if not ranked:
         return []
     exists = workspace_checker(workspace) if file_exists_check else None

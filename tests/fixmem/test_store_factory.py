@@ -60,3 +60,19 @@ def test_both_factories_pass_the_learning_switch(tmp_path: Path) -> None:
                                      learn_from_use=on)  # fmt: skip
         assert make_store(settings, None).learn_from_use is on
         assert local_store(HookConfig(tmp_path / "d", "bob", learn_from_use=on)).learn_from_use is on
+
+
+def test_both_factories_pass_the_meaning_switch(tmp_path: Path) -> None:
+    """On: the process's shared meaning signal (None when the optional extra is not installed); off: none."""
+    from fixmem.hooks.config import HookConfig  # noqa: PLC0415
+    from fixmem.hooks.stores import local_store  # noqa: PLC0415
+    from fixmem.settings import Settings  # noqa: PLC0415
+    from fixmem.wiring import make_store  # noqa: PLC0415
+    from store.meaning import shared_meaning  # noqa: PLC0415
+
+    for on in (True, False):
+        settings = Settings.from_env({"HOME": str(tmp_path), "FIXMEM_DATA_DIR": str(tmp_path / "d")},
+                                     meaning=on)  # fmt: skip
+        want = shared_meaning() if on else None
+        assert make_store(settings, None).meaning is want
+        assert local_store(HookConfig(tmp_path / "d", "bob", meaning=on)).meaning is want

@@ -26,6 +26,7 @@ def test_the_hook_defaults_are_the_settings_defaults() -> None:
     assert fields["holdback"].default == config.DEFAULT_HOLDBACK
     assert fields["holdback_salt"].default == config.DEFAULT_HOLDBACK_SALT
     assert fields["learn_from_use"].default == config.DEFAULT_LEARN_FROM_USE
+    assert fields["meaning"].default == config.DEFAULT_MEANING
     assert Settings(holdback=config.MAX_HOLDBACK).holdback == config.MAX_HOLDBACK  # the same bound
     assert (config.DEFAULT_K, config.DEFAULT_PROMPT_BUDGET_TOKENS) == (
         limits.DEFAULT_K,
@@ -67,6 +68,9 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
             Settings.from_env({"HOME": str(tmp_path), "FIXMEM_LEARN_FROM_USE": off}).learn_from_use is False
         )
     assert config.HookConfig.from_env({"HOME": str(tmp_path), "USER": "carol"}).owner == "carol"
+    assert got.meaning is False  # the meaning signal: off unless switched on, as in Settings
+    assert config.HookConfig.from_env({**env, "FIXMEM_MEANING": "1"}).meaning is True
+    assert Settings.from_env({"HOME": str(tmp_path), "FIXMEM_MEANING": "1"}).meaning is True
 
 
 def test_the_hook_asks_within_the_api_bounds() -> None:
