@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fixmem.limits import DEFAULT_K, DEFAULT_PROMPT_BUDGET_TOKENS, MAX_ERROR_CHARS, MAX_QUERY_CHARS
 from ingest.schema import TurnEvent
 from store import FixEntry, FixStore, Recalled, fit_query, prompt_block
-from store.impact import ImpactReport, sessions_of
+from store.impact import ImpactReport, SessionOutcome, sessions_of
 from store.impact import report as impact_report
 from store.notes.render import DEFAULT_CEILING
 from store.notes.workspace import workspace_prompt_block
@@ -140,19 +140,33 @@ def impact(
     effect: float = 0.10,
 ) -> ImpactReport:
     """Does the memory help: the sessions of ``owner`` (in ``project``, else every project) that ended at
-    or after ``since``, by assigned arm (``store.impact``). Never held back: people asking. Raises
-    StoreError when a log cannot be read."""
-    projects = [project] if project else store.projects(owner)
-    entries = [e for p in projects for e in store.read(owner, p).entries]
-    return impact_report(sessions_of(entries, since=since), effect=effect)
+    or after ``since``, by assigned arm (``store.impact``), those whose turns made no entry included
+    (``store.sessions``). Never held back: people asking. Raises StoreError when a file cannot be read."""
+    projects = [project] if project else impact_projects(store, owner)
+    return impact_report(_sessions(store, owner, projects, since), effect=effect)
+
+
+def impact_projects(store: FixStore, owner: str) -> list[str]:
+    """The projects of ``owner`` with entries or with sessions that made none. Raises StoreError."""
+    return sorted({*store.projects(owner), *store.session_projects(owner)})
+
+
+def _sessions(
+    store: FixStore, owner: str, projects: Sequence[str], since: float | None
+) -> list[SessionOutcome]:
+    """The sessions of ``projects``: from their entries and their session records."""
+    found: list[SessionOutcome] = []
+    for project in projects:
+        entries, records = store.read(owner, project).entries, store.sessions(owner, project)
+        found += sessions_of(entries, since=since, records=records)
+    return found
 
 
 def fleet_impact(store: FixStore, owners: Collection[str], *, since: float | None = None) -> ImpactReport:
     """``impact`` over every project of ``owners`` (the metrics' fleet view). Raises StoreError."""
     sessions = []
     for owner in sorted(owners):
-        for project in store.projects(owner):
-            sessions += sessions_of(store.read(owner, project).entries, since=since)
+        sessions += _sessions(store, owner, impact_projects(store, owner), since)
     return impact_report(sessions)
 
 
