@@ -112,9 +112,12 @@ def record(store: FixStore, events: Sequence[TurnEvent], *, enabled: bool = True
 
     Raises StoreError when a log cannot be written.
     """
-    from workers.extraction import extract  # noqa: PLC0415 - the extraction core: only when recording
+    from workers import sessions  # noqa: PLC0415 - the extraction core: only when recording
+    from workers.extraction import extract  # noqa: PLC0415 - the same
 
-    extracted = [extract(event, enabled=enabled).entry for event in events]
+    results = [extract(event, enabled=enabled) for event in events]
+    extracted = [r.entry for r in results]
+    sessions.record_turns(store, events, [r.skip for r in results])  # turns with no entry, for impact
     by_project: dict[tuple[str, str], list[FixEntry]] = {}
     for event, entry in zip(events, extracted, strict=True):
         if entry is not None:

@@ -57,7 +57,7 @@ from ingest.schema import HarnessMeta, TurnEvent, VerdictEvent, parse_any
 from store import AppendResult, FixEntry, FixStore, InvalidEntry, entry_id
 from store.paths import canonical_key
 from store.verdicts import Verdict, agent_outcome
-from workers import counters, verdicts
+from workers import counters, sessions, verdicts
 from workers.batch_state import claim, present_before, read_events, release
 from workers.counters import BatchReport, agent_label
 from workers.errors import NotConfigured
@@ -140,6 +140,7 @@ class Decision:
     verdicts: tuple[Verdict, ...] = ()
     agent: str = ""
     linked: VerdictEvent | None = None  # a verdict naming no id: linked to entries in ``_settle``
+    session: sessions.SessionRecord | None = None  # a turn with no entry whose session counts for impact
 
 
 def decide(
@@ -173,6 +174,7 @@ def decide(
             Decision(
                 stream_id, raw, event.owner, event.project_key, entry, skip,
                 verdicts=_carried(event, entry), agent=_agent(event.harness_meta),
+                session=None if event.harness_meta.recall is None else sessions.held(event, skip),
             )
         )  # fmt: skip
     return decisions
@@ -308,6 +310,7 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
     if present is None:
         return _finished_meanwhile(batch_id, started)
     decisions, results = _append(ctx, decisions)
+    sessions.record(ctx.store, decisions)  # sessions whose turns made no entry, for impact
     report = _commit(ctx, _Done(batch_id, origin, started, decisions, results, present))
     return _finished_meanwhile(batch_id, started) if report is None else report
 
