@@ -145,8 +145,12 @@ def impact(
     """Does the memory help: the sessions of ``owner`` (in ``project``, else every project) that ended at
     or after ``since``, by assigned arm (``store.impact``), those whose turns made no entry included
     (``store.sessions``). Never held back: people asking. Raises StoreError when a file cannot be read."""
-    projects = [project] if project else impact_projects(store, owner)
-    return impact_report(_sessions(store, owner, projects, since), effect=effect)
+    if project:
+        found = sessions_of(
+            store.read(owner, project).entries, since=since, records=store.sessions(owner, project)
+        )
+        return impact_report(found, effect=effect)
+    return impact_report(_sessions(store, owner, since), effect=effect)
 
 
 def impact_projects(store: FixStore, owner: str) -> list[str]:
@@ -154,14 +158,13 @@ def impact_projects(store: FixStore, owner: str) -> list[str]:
     return sorted({*store.projects(owner), *store.session_projects(owner)})
 
 
-def _sessions(
-    store: FixStore, owner: str, projects: Sequence[str], since: float | None
-) -> list[SessionOutcome]:
-    """The sessions of ``projects``: from their entries and their session records."""
+def _sessions(store: FixStore, owner: str, since: float | None) -> list[SessionOutcome]:
+    """The sessions of every project of ``owner``: from their entries and their session records."""
+    records = store.session_records(owner)
     found: list[SessionOutcome] = []
-    for project in projects:
-        entries, records = store.read(owner, project).entries, store.sessions(owner, project)
-        found += sessions_of(entries, since=since, records=records)
+    for project in sorted({*store.projects(owner), *records}):
+        entries = store.read(owner, project).entries if store.has_project(owner, project) else []
+        found += sessions_of(entries, since=since, records=records.get(project, ()))
     return found
 
 
@@ -169,7 +172,7 @@ def fleet_impact(store: FixStore, owners: Collection[str], *, since: float | Non
     """``impact`` over every project of ``owners`` (the metrics' fleet view). Raises StoreError."""
     sessions = []
     for owner in sorted(owners):
-        sessions += _sessions(store, owner, impact_projects(store, owner), since)
+        sessions += _sessions(store, owner, since)
     return impact_report(sessions)
 
 

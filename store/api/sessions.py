@@ -19,7 +19,7 @@ from store.sessions import SessionRecord, merge
 
 
 class Sessions(StoreCore):
-    """``record_sessions``, ``sessions``, ``session_projects``."""
+    """``record_sessions``, ``sessions``, ``session_records``, ``session_projects``."""
 
     def record_sessions(self, owner: str, project_key: str, records: Sequence[SessionRecord]) -> int:
         """Join ``records`` into the project's session records (one atomic, durable rewrite under the
@@ -48,19 +48,24 @@ class Sessions(StoreCore):
     def session_projects(self, owner: str) -> list[str]:
         """The project keys of ``owner`` that have session records, sorted (by the key each file holds).
         Raises InvalidKey, StoreUnavailable."""
+        return sorted(self.session_records(owner))
+
+    def session_records(self, owner: str) -> dict[str, list[SessionRecord]]:
+        """The session records of each of ``owner``'s projects that has some, by the project key its file
+        holds (one read of each file). Raises InvalidKey, StoreUnavailable."""
         directory = owner_dir(self.root, owner)
         try:
             names = sorted(n for n in os.listdir(directory) if n.endswith(SESSIONS_SUFFIX))
         except FileNotFoundError:
-            return []
+            return {}
         except OSError as exc:
             raise unavailable(directory, exc) from exc
-        projects = set()
+        found: dict[str, list[SessionRecord]] = {}
         for name in names:
-            found = read_sessions(ProjectFiles(directory, name[: -len(SESSIONS_SUFFIX)]).sessions)
-            if found is not None and found[1]:
-                projects.add(found[0])
-        return sorted(projects)
+            read = read_sessions(ProjectFiles(directory, name[: -len(SESSIONS_SUFFIX)]).sessions)
+            if read is not None and read[1]:
+                found.setdefault(read[0], []).extend(read[1])
+        return found
 
 
 def _in(project: str, record: SessionRecord) -> SessionRecord:
