@@ -12,7 +12,7 @@ The job:
 2. parses and extracts each event (``decide``, pure): an entry, a skip reason, or a dead letter;
 3. registers its entry ids as in flight, then saves which of them the logs already held (``present``);
 4. appends each project's entries in one ``FixStore.append`` (idempotent by id; rotation and index
-   refresh happen inside, under the project's lock);
+   refresh happen inside, under the project's lock), then turns' session records (``workers.sessions``);
 5. claims the count of every id it wrote (``written_ids``) in ``fixmem:count:owner`` (HSETNX);
 6. in ONE MULTI/EXEC, only if the batch hash still exists (WATCH): the fleet counters of its
    ``BatchReport`` (``counters.commit``, one step), the dead letters, the release of its in-flight ids,
