@@ -15,13 +15,16 @@ import redis
 from fixmem import service, wiring
 from fixmem.cli import main
 from fixmem.settings import Settings
+from ingest import keys
 from ingest.consumer import Consumer
 from ingest.publish import publish_many
 from ingest.schema import parse_event
+from store import StoreUnavailable
+from tests import configs
 from tests.configs import fix_store
 from tests.ingest.turns import turn, wire
 from workers.extraction import Limits
-from workers.jobs import decide, install
+from workers.jobs import decide, install, run_batch
 from workers.worker import run_worker
 
 PROJECT = "github.com/acme/widgets"
@@ -119,3 +122,25 @@ def test_the_local_publisher_keeps_them_too(data_dir: Path) -> None:
     assert [e is None for e in service.record(store, events)] == [True, False]
     [record] = store.sessions("alice", PROJECT)
     assert (record.session, record.arm, record.shadow) == ("s-held", "holdback", (SHOWN,))
+
+
+def test_a_store_error_writing_the_records_retries_the_batch_which_then_counts_once(
+    redis_client: redis.Redis, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = configs.worker_context(redis_client, fix_store(data_dir), name="w1")
+    events = [wire(_in_session(turn(1, kind="no_files"), "s-held", "holdback")), wire(turn(2))]
+    redis_client.hset(
+        keys.batch("b1"),
+        mapping={"1700000000001-0": events[0], "1700000000002-0": events[1], keys.BATCH_STREAM_FIELD: b"t"},
+    )
+
+    def full(*args: object, **kwargs: object) -> int:
+        raise StoreUnavailable(data_dir, "no space left on device")
+
+    monkeypatch.setattr(ctx.store, "record_sessions", full)
+    with pytest.raises(StoreUnavailable):
+        run_batch(ctx, "b1")
+    assert redis_client.exists(keys.batch("b1"))  # kept for the retry
+    monkeypatch.undo()
+    assert run_batch(ctx, "b1").events == {"recorded": 1, "skipped_no_files": 1}
+    assert [r.session for r in ctx.store.sessions("alice", PROJECT)] == ["s-held"]
