@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fixmem.limits import DEFAULT_K, DEFAULT_PROMPT_BUDGET_TOKENS, MAX_ERROR_CHARS, MAX_QUERY_CHARS
 from ingest.schema import TurnEvent
 from store import FixEntry, FixStore, Recalled, fit_query, prompt_block
-from store.impact import ImpactReport, sessions_of
+from store.impact import ImpactReport, SessionOutcome, sessions_of
 from store.impact import report as impact_report
 from store.notes.render import DEFAULT_CEILING
 from store.notes.workspace import workspace_prompt_block
@@ -112,9 +112,12 @@ def record(store: FixStore, events: Sequence[TurnEvent], *, enabled: bool = True
 
     Raises StoreError when a log cannot be written.
     """
-    from workers.extraction import extract  # noqa: PLC0415 - the extraction core: only when recording
+    from workers import sessions  # noqa: PLC0415 - the extraction core: only when recording
+    from workers.extraction import extract  # noqa: PLC0415 - the same
 
-    extracted = [extract(event, enabled=enabled).entry for event in events]
+    results = [extract(event, enabled=enabled) for event in events]
+    extracted = [r.entry for r in results]
+    sessions.record_turns(store, events, [r.skip for r in results])  # turns with no entry, for impact
     by_project: dict[tuple[str, str], list[FixEntry]] = {}
     for event, entry in zip(events, extracted, strict=True):
         if entry is not None:
@@ -140,19 +143,36 @@ def impact(
     effect: float = 0.10,
 ) -> ImpactReport:
     """Does the memory help: the sessions of ``owner`` (in ``project``, else every project) that ended at
-    or after ``since``, by assigned arm (``store.impact``). Never held back: people asking. Raises
-    StoreError when a log cannot be read."""
-    projects = [project] if project else store.projects(owner)
-    entries = [e for p in projects for e in store.read(owner, p).entries]
-    return impact_report(sessions_of(entries, since=since), effect=effect)
+    or after ``since``, by assigned arm (``store.impact``), those whose turns made no entry included
+    (``store.sessions``). Never held back: people asking. Raises StoreError when a file cannot be read."""
+    if project:
+        found = sessions_of(
+            store.read(owner, project).entries, since=since, records=store.sessions(owner, project)
+        )
+        return impact_report(found, effect=effect)
+    return impact_report(_sessions(store, owner, since), effect=effect)
+
+
+def impact_projects(store: FixStore, owner: str) -> list[str]:
+    """The projects of ``owner`` with entries or with sessions that made none. Raises StoreError."""
+    return sorted({*store.projects(owner), *store.session_projects(owner)})
+
+
+def _sessions(store: FixStore, owner: str, since: float | None) -> list[SessionOutcome]:
+    """The sessions of every project of ``owner``: from their entries and their session records."""
+    records = store.session_records(owner)
+    found: list[SessionOutcome] = []
+    for project in sorted({*store.projects(owner), *records}):
+        entries = store.read(owner, project).entries if store.has_project(owner, project) else []
+        found += sessions_of(entries, since=since, records=records.get(project, ()))
+    return found
 
 
 def fleet_impact(store: FixStore, owners: Collection[str], *, since: float | None = None) -> ImpactReport:
     """``impact`` over every project of ``owners`` (the metrics' fleet view). Raises StoreError."""
     sessions = []
     for owner in sorted(owners):
-        for project in store.projects(owner):
-            sessions += sessions_of(store.read(owner, project).entries, since=since)
+        sessions += _sessions(store, owner, since)
     return impact_report(sessions)
 
 

@@ -4,10 +4,12 @@ The hooks assign each agent session an arm at its first contact (``memory``: fix
 none, the control; ``fixmem.hooks.arms``) and each turn's entry keeps the session's record as of that turn
 (``session_id`` and the extra field ``recall``: ``ingest.recall_meta``). Here:
 
-- ``sessions_of(entries)``: one outcome per session, its last turn's (by time, then id); intention to
-  treat: the session counts in the arm it was assigned, whatever was shown. ``fixed`` is the entry's
-  outcome (a verdict's where one exists, ``store.verdicts``); ``verdict`` is what a verdict said (None
-  without one); ``claimed`` the agent's own tests.
+- ``sessions_of(entries, records=...)``: one outcome per session, its last entry's (by time, then id);
+  intention to treat: the session counts in the arm it was assigned, whatever was shown. ``fixed`` is the
+  entry's outcome (a verdict's where one exists, ``store.verdicts``); ``verdict`` is what a verdict said
+  (None without one); ``claimed`` the agent's own tests. A session whose turns made no entry (they touched
+  no file) is known from its session record (``store.sessions``, kept by the worker) and counts as not
+  fixed (``no_entry``: no fix was made); left out, it would be selection after treatment.
 - ``wilson`` and ``newcombe``: the 95% Wilson score interval of a ratio, and Newcombe's hybrid score
   interval (method 10, Newcombe 1998) of the difference of two ratios: memory minus holdback.
 - ``sessions_needed``: the sessions (both arms) a two-sided test at ``alpha`` needs to detect ``effect``
@@ -26,6 +28,7 @@ from statistics import NormalDist
 from typing import Any
 
 from store.entry import FixEntry
+from store.sessions import SessionRecord
 
 MEMORY, HOLDBACK = "memory", "holdback"
 ARMS = (MEMORY, HOLDBACK)
@@ -50,6 +53,7 @@ class SessionOutcome:
     claimed: bool  # the agent's own tests said fixed
     shown: tuple[str, ...] = ()  # injected (memory) or shadow (holdback) entry ids
     followed: tuple[str, ...] = ()
+    no_entry: bool = False  # known only from its session record: no turn of it made an entry
 
 
 def session_of(entry: FixEntry) -> SessionOutcome | None:
@@ -80,9 +84,14 @@ def _ids(items: Any) -> tuple[str, ...]:
     return tuple(i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str))
 
 
-def sessions_of(entries: Iterable[FixEntry], *, since: float | None = None) -> list[SessionOutcome]:
-    """One outcome per session: its last turn's (by time, then id), for sessions that end at or after
-    ``since`` (unix seconds; None: all)."""
+def sessions_of(
+    entries: Iterable[FixEntry], *, since: float | None = None, records: Iterable[SessionRecord] = ()
+) -> list[SessionOutcome]:
+    """One outcome per session: its last entry's (by time, then id), or "no entry" (not fixed) for a
+    session only ``records`` know, for sessions that end at or after ``since`` (unix seconds; None: all).
+
+    A session ends at its newest turn, with or without an entry. Its shown and followed ids are those of
+    its newest record: the union of its last entry's and its session record's (a record only grows)."""
     last: dict[tuple[str, str], tuple[float, str, SessionOutcome]] = {}
     for entry in entries:
         found = session_of(entry)
@@ -92,8 +101,28 @@ def sessions_of(entries: Iterable[FixEntry], *, since: float | None = None) -> l
         rank = (entry.ts, entry.id)
         if key not in last or rank > last[key][:2]:
             last[key] = (*rank, found)
-    kept = [s for _, _, s in last.values() if since is None or s.ts >= since]
+    outcomes = {key: found for key, (_, _, found) in last.items()}
+    for record in records:
+        key = (record.project, record.session)
+        outcomes[key] = _with_record(outcomes.get(key), record)
+    kept = [s for s in outcomes.values() if since is None or s.ts >= since]
     return sorted(kept, key=lambda s: (s.ts, s.session))
+
+
+def _with_record(known: SessionOutcome | None, record: SessionRecord) -> SessionOutcome:
+    """A session's outcome once its session record is known: the entry's outcome, else no entry."""
+    if known is None:
+        shown, followed = record.shown, record.followed
+        return SessionOutcome(
+            record.session, record.project, record.arm, record.ts, False, None, False, shown, followed, True
+        )
+    if known.arm != record.arm:  # one session, two arms: cannot happen (fixed at first contact); the
+        return known  # entry's is the one the outcome was recorded with
+    return SessionOutcome(
+        known.session, known.project, known.arm, max(known.ts, record.ts), known.fixed, known.verdict,
+        known.claimed, tuple(dict.fromkeys((*known.shown, *record.shown))),
+        tuple(dict.fromkeys((*known.followed, *record.followed))), known.no_entry,
+    )  # fmt: skip
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -163,6 +192,7 @@ class ArmSummary:
     followed: int  # of those, followed
     sessions_shown: int  # sessions shown at least one fix
     sessions_followed: int  # sessions that followed at least one
+    no_entry: int = 0  # sessions none of whose turns made an entry (counted not fixed)
 
     def ratio(self, measure: str) -> float | None:
         """The fixed ratio of ``measure`` (None without sessions to divide by)."""
@@ -225,6 +255,8 @@ class ImpactReport:
                     "follow_rate": a.follow_rate,
                     "sessions_shown": a.sessions_shown,
                     "sessions_followed": a.sessions_followed,
+                    "no_entry": a.no_entry,
+                    "no_entry_ratio": a.no_entry / a.sessions if a.sessions else None,
                 }
                 for name, a in self.arms.items()
             },
@@ -255,6 +287,7 @@ def summarize_arm(arm: str, sessions: Sequence[SessionOutcome]) -> ArmSummary:
         followed=sum(len(set(s.followed) & set(s.shown)) for s in sessions),
         sessions_shown=sum(bool(s.shown) for s in sessions),
         sessions_followed=sum(bool(set(s.followed) & set(s.shown)) for s in sessions),
+        no_entry=sum(s.no_entry for s in sessions),
     )
 
 

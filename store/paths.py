@@ -10,6 +10,7 @@ Layout (the on-disk contract)::
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.forgotten         ids ``forget`` deleted, one a line
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.summary.json      counts for listings (derived)
     <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.usage.json        how each fix was used (derived)
+    <DATA_DIR>/fix_memory/<owner-safe>/<project-safe>.sessions.json     sessions that made no entry
 
 A safe name is a readable slug of the raw name plus 12 hex of its SHA-256, so ``a/b`` and ``a_b`` never
 share a file, and no raw string (``..``, absolute paths, NUL, 10 kB names, unicode) can address anything
@@ -42,6 +43,7 @@ LOCK_SUFFIX = ".lock"
 FORGOTTEN_SUFFIX = ".forgotten"
 SUMMARY_SUFFIX = ".summary.json"
 USAGE_SUFFIX = ".usage.json"
+SESSIONS_SUFFIX = ".sessions.json"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _EDGE = "._-"
@@ -109,6 +111,11 @@ class ProjectFiles:
         """How each fix was used in agent sessions, and which bytes of the log it is of
         (``store.persist.usage_file``)."""
         return self.directory / (self.stem + USAGE_SUFFIX)
+
+    @cached_property
+    def sessions(self) -> Path:
+        """The project's agent sessions that made no entry, for impact (``store.persist.sessions_file``)."""
+        return self.directory / (self.stem + SESSIONS_SUFFIX)
 
 
 def owner_dir(root: Path, owner: str) -> Path:

@@ -12,7 +12,7 @@ The job:
 2. parses and extracts each event (``decide``, pure): an entry, a skip reason, or a dead letter;
 3. registers its entry ids as in flight, then saves which of them the logs already held (``present``);
 4. appends each project's entries in one ``FixStore.append`` (idempotent by id; rotation and index
-   refresh happen inside, under the project's lock);
+   refresh happen inside, under the project's lock), then turns' session records (``workers.sessions``);
 5. claims the count of every id it wrote (``written_ids``) in ``fixmem:count:owner`` (HSETNX);
 6. in ONE MULTI/EXEC, only if the batch hash still exists (WATCH): the fleet counters of its
    ``BatchReport`` (``counters.commit``, one step), the dead letters, the release of its in-flight ids,
@@ -57,7 +57,7 @@ from ingest.schema import HarnessMeta, TurnEvent, VerdictEvent, parse_any
 from store import AppendResult, FixEntry, FixStore, InvalidEntry, entry_id
 from store.paths import canonical_key
 from store.verdicts import Verdict, agent_outcome
-from workers import counters, verdicts
+from workers import counters, sessions, verdicts
 from workers.batch_state import claim, present_before, read_events, release
 from workers.counters import BatchReport, agent_label
 from workers.errors import NotConfigured
@@ -140,6 +140,7 @@ class Decision:
     verdicts: tuple[Verdict, ...] = ()
     agent: str = ""
     linked: VerdictEvent | None = None  # a verdict naming no id: linked to entries in ``_settle``
+    session: sessions.SessionRecord | None = None  # a turn with no entry whose session counts for impact
 
 
 def decide(
@@ -173,6 +174,7 @@ def decide(
             Decision(
                 stream_id, raw, event.owner, event.project_key, entry, skip,
                 verdicts=_carried(event, entry), agent=_agent(event.harness_meta),
+                session=None if event.harness_meta.recall is None else sessions.held(event, skip),
             )
         )  # fmt: skip
     return decisions
@@ -308,6 +310,7 @@ def run_batch(ctx: WorkerContext, batch_id: str) -> BatchReport:
     if present is None:
         return _finished_meanwhile(batch_id, started)
     decisions, results = _append(ctx, decisions)
+    sessions.record(ctx.store, decisions)  # sessions whose turns made no entry, for impact
     report = _commit(ctx, _Done(batch_id, origin, started, decisions, results, present))
     return _finished_meanwhile(batch_id, started) if report is None else report
 

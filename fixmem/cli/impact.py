@@ -36,14 +36,15 @@ def _pct(value: float | None) -> str:
 def render(report: ImpactReport) -> str:
     """The report as the terminal shows it."""
     lines = [
-        f"{'arm':<10} {'sessions':>8}  {'fixed':>7}  {'verdict-backed':>18}  {'claimed':>7}  follow rate"
+        f"{'arm':<10} {'sessions':>8}  {'no entry':>8}  {'fixed':>7}  {'verdict-backed':>18}  "
+        f"{'claimed':>7}  follow rate"
     ]
     for name in (MEMORY, HOLDBACK):
         a = report.arms[name]
         verdict = f"{_pct(a.ratio('verdict'))} of {a.verdict_sessions}"
         follow = f"{_pct(a.follow_rate)} of {a.shown} {'shown' if name == MEMORY else 'shadow'}"
         lines.append(
-            f"{name:<10} {a.sessions:>8}  {_pct(a.ratio('outcome')):>7}  {verdict:>18}  "
+            f"{name:<10} {a.sessions:>8}  {a.no_entry:>8}  {_pct(a.ratio('outcome')):>7}  {verdict:>18}  "
             f"{_pct(a.ratio('claimed')):>7}  {follow}"
         )
     for measure in MEASURES:
@@ -95,7 +96,7 @@ def impact_command(
     owner = require_owner(settings)
     window = parse_since(since)
     store = wiring.make_store(settings, None)
-    if project:
+    if project and not store.sessions(owner, project):  # a project whose sessions made no entry yet
         require_project(store, owner, project)
     report = service.impact(store, owner, project=project, since=time.time() - window, effect=effect)
     if as_json:

@@ -10,6 +10,7 @@ scrape time from a callable (the API reads the fix logs of its tokens' owners) a
 - ``fixmem_impact_fixed_ratio{arm,measure}``: the fixed ratio (outcome: verdict-backed where a verdict
   exists; verdict: sessions with a verdict only; claimed: the agents' own tests);
 - ``fixmem_impact_follow_ratio{arm}``: fixes followed over fixes shown (the shadow, in holdback);
+- ``fixmem_impact_no_entry_ratio{arm}``: sessions none of whose turns made an entry (counted not fixed);
 - ``fixmem_impact_lift_ratio{measure,bound}``: memory minus holdback with the 95% Newcombe interval;
 - ``fixmem_impact_sessions_needed``: sessions a 10-point lift needs at the observed share and base.
 """
@@ -43,8 +44,15 @@ def impact_families(report: ImpactReport) -> list[Metric]:
         "Fixes shown (shadow in holdback) that the agent followed, 0..1.",
         labels=["arm"],
     )
+    no_entry = GaugeMetricFamily(
+        "fixmem_impact_no_entry_ratio",
+        "Sessions none of whose turns made an entry (no file edited; counted not fixed), per arm, 0..1.",
+        labels=["arm"],
+    )
     for arm, summary in report.arms.items():
         sessions.add_metric([arm], summary.sessions)
+        if summary.sessions:
+            no_entry.add_metric([arm], summary.no_entry / summary.sessions)
         for measure in MEASURES:
             ratio = summary.ratio(measure)
             if ratio is not None:
@@ -65,7 +73,7 @@ def impact_families(report: ImpactReport) -> list[Metric]:
         "Sessions (both arms) a 10-point lift needs at the observed holdback share and base ratio.",
         report.needed if report.needed is not None else float("nan"),
     )
-    return [sessions, fixed, follow, lift, needed]
+    return [sessions, fixed, follow, no_entry, lift, needed]
 
 
 class ImpactCollector(CachedCollector):

@@ -22,7 +22,7 @@ def impact(request: Request, ctx: Ctx, who: Who, project: str = "", since: str =
         raise UiError(400, f"since must be one of {', '.join(WINDOWS)}")
     window = WINDOWS[since]
     with failures():
-        projects = ctx.store.projects(owner)
+        projects = service.impact_projects(ctx.store, owner)
         if project and project not in projects:
             raise UiError(404, "no such project")
         found = service.impact(

@@ -15,7 +15,8 @@ summary). Parsed logs and their derived views are cached per file, keyed by the 
 - ``summaries``: ``stats``, ``project_stats``, ``has_project``, ``projects``, ``summary``, ``summaries``
   and the summary file every write keeps;
 - ``appending``: ``append`` (dedup, redaction, reconciling, rotation with slack);
-- ``rewrites``: ``apply_verdicts``, ``forget``, ``repair``.
+- ``rewrites``: ``apply_verdicts``, ``forget``, ``repair``;
+- ``sessions``: the agent sessions that made no entry, for impact (``record_sessions``, ``sessions``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from store.api.appending import Appending, AppendResult
 from store.api.core import CACHE_PROJECTS, DEFAULT_CACHE_BYTES, LockFactory
 from store.api.reading import Reading, ReadResult
 from store.api.rewrites import Judged, Rewrites
+from store.api.sessions import Sessions
 
 __all__ = [
     "CACHE_PROJECTS",
@@ -36,5 +38,5 @@ __all__ = [
 ]
 
 
-class FixStore(Reading, Appending, Rewrites):
+class FixStore(Reading, Appending, Rewrites, Sessions):
     """Per-project JSONL fix logs under ``<data_dir>/fix_memory/`` (see ``store.paths`` for the layout)."""

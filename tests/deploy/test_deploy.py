@@ -188,7 +188,9 @@ OPS_PANELS = {
     "impact: lift of fix recall": {"fixmem_impact_lift_ratio"},
     "fixed ratio: claimed vs verified": {"fixmem:fixed_claimed:ratio", "fixmem:fixed_verified:ratio"},
     "verdict coverage": {"fixmem:verdict_coverage:ratio"},
-    "impact: sessions and follow ratio": {"fixmem_impact_sessions", "fixmem_impact_follow_ratio"},
+    "impact: sessions and follow ratio": {
+        "fixmem_impact_sessions", "fixmem_impact_follow_ratio", "fixmem_impact_no_entry_ratio",
+    },
 }  # fmt: skip
 
 

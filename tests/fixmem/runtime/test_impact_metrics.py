@@ -15,6 +15,7 @@ def sample() -> ImpactReport:
         for n in range(8)
     ]
     held = [SessionOutcome(f"h{n}", "p", "holdback", 1.0, n < 1, None, n < 1, ("f",), ()) for n in range(4)]
+    held[3] = SessionOutcome("h3", "p", "holdback", 1.0, False, None, False, ("f",), (), no_entry=True)
     return report(memory + held)
 
 
@@ -26,6 +27,8 @@ def test_the_families_carry_the_report_with_bounded_labels() -> None:
     assert get("fixmem_impact_sessions", {"arm": "holdback"}) == 4
     assert get("fixmem_impact_fixed_ratio", {"arm": "memory", "measure": "outcome"}) == 6 / 8
     assert get("fixmem_impact_follow_ratio", {"arm": "memory"}) == 3 / 8
+    assert get("fixmem_impact_no_entry_ratio", {"arm": "holdback"}) == 1 / 4  # no file edited, not fixed
+    assert get("fixmem_impact_no_entry_ratio", {"arm": "memory"}) == 0
     assert get("fixmem_impact_lift_ratio", {"measure": "outcome", "bound": "estimate"}) == 6 / 8 - 1 / 4
     assert get("fixmem_impact_lift_ratio", {"measure": "verdict", "bound": "low"}) is None  # no verdicts
     labels = {k for f in impact_families(sample()) for s in f.samples for k in s.labels}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from store import FixEntry
+from store.sessions import SessionRecord
 from tests.fixmem.ui.conftest import ALICE, BOB, Ui
 
 IMPACT = "github.com/acme/impact"
@@ -38,3 +39,15 @@ def test_the_impact_page_reports_both_arms_and_the_lift(ui: Ui) -> None:
     assert SHOWN in text and 'aria-current="page">Impact<' in text
     assert client.get("/ui/impact", params={"since": "forever"}).status_code == 400
     assert ui.client(BOB).get("/ui/impact", params={"project": IMPACT}).status_code == 404
+
+
+def test_sessions_that_made_no_entry_count_in_their_arm_and_list_their_project(ui: Ui) -> None:
+    ui.api.ctx.store.append("alice", IMPACT, [session_entry(1, "memory", "fixed")])
+    quiet = "github.com/acme/quiet"  # every session of it ended without editing a file
+    held = [SessionRecord(quiet, f"q{n}", "holdback", 1_767_225_600.0 + n, shadow=(SHOWN,)) for n in range(2)]
+    ui.api.ctx.store.record_sessions("alice", quiet, held)
+    client = ui.client(ALICE)
+    text = client.get("/ui/impact", params={"since": "all"}).text
+    assert "<td>holdback</td><td>2</td><td>0.0%</td>" in text and "<td>2 (100.0%)</td>" in text
+    assert f'<option value="{quiet}"' in text
+    assert client.get("/ui/impact", params={"project": quiet, "since": "all"}).status_code == 200

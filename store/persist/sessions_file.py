@@ -1,0 +1,71 @@
+"""The session record file beside a log (``<project-safe>.sessions.json``): the project's sessions that made
+no entry (``store.sessions``).
+
+Unlike the summary and usage files it is not derived: no other file holds these sessions, so it is
+replaced atomically and durably (``fsio.replace_atomically``: temp file, fsync, rename, directory fsync)
+under the project's write lock, and sealed (``fsio.seal``) so damage is found. A file that is unreadable
+or fails its seal (a disk fault, a hand edit) is set aside as ``<name>.damaged`` when next written, never
+silently merged into. Not ``.jsonl``: a directory listing must never take it for a log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from pathlib import Path
+from typing import Final
+
+import orjson
+
+from store.errors import unavailable
+from store.persist.fsio import replace_atomically, seal, unseal
+from store.sessions import SessionRecord, from_json, to_json
+
+VERSION: Final = 1
+_log = logging.getLogger("store.persist")
+
+
+def encode(project: str, records: list[SessionRecord]) -> bytes:
+    """The file's bytes (sealed) for ``records`` of ``project``. Pure."""
+    body = {"v": VERSION, "project": project, "sessions": [to_json(r) for r in records]}
+    return seal(orjson.dumps(body))
+
+
+def decode(data: bytes) -> tuple[str, list[SessionRecord]] | None:
+    """What ``encode`` wrote: the project and its records; None for anything else. Pure."""
+    body = unseal(data)
+    if body is None:
+        return None
+    try:
+        obj = orjson.loads(body)
+        if not isinstance(obj, dict) or obj.get("v") != VERSION or not isinstance(obj["project"], str):
+            return None
+        project = obj["project"]
+        return project, [from_json(project, r) for r in obj["sessions"]]
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def read_sessions(path: Path) -> tuple[str, list[SessionRecord]] | None:
+    """The project and records in ``path``; None when there is no file or it cannot be decoded (logged).
+    Raises StoreUnavailable naming the path when it exists but cannot be read."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise unavailable(path, exc) from exc
+    found = decode(data)
+    if found is None:
+        _log.warning("fix store: %s is damaged (its seal or format does not hold); not read", path)
+    return found
+
+
+def write_sessions(path: Path, project: str, records: list[SessionRecord], *, damaged: bool = False) -> None:
+    """Replace ``path`` with ``records`` (atomic and durable); ``damaged``: the file there could not be
+    decoded, and is first kept as ``<name>.damaged``. Raises StoreUnavailable naming the path."""
+    if damaged:
+        with contextlib.suppress(OSError):
+            os.replace(path, path.with_name(path.name + ".damaged"))
+    replace_atomically(path, encode(project, records))

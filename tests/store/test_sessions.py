@@ -1,0 +1,107 @@
+"""store.sessions (pure) and its file: the records of sessions that made no entry join as a semilattice
+(a replayed or reordered batch leaves the same records), stay bounded, and ``store.impact`` counts a session
+known only from them as not fixed, in its assigned arm; the file is sealed, atomic, and the store keeps it
+under the project's lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from store.impact import HOLDBACK, MEMORY, report, sessions_of
+from store.persist.sessions_file import decode, encode
+from store.sessions import KEPT, MAX_IDS, SessionRecord, from_json, join, merge, record_of, to_json
+from tests.configs import fix_store
+from tests.store.test_impact import entry
+
+IDS = st.sampled_from([f"fix-{n:016x}" for n in range(6)])
+RECORDS = st.builds(
+    SessionRecord,
+    project=st.just("p"),
+    session=st.sampled_from(["s1", "s2", "s3"]),
+    arm=st.sampled_from([MEMORY, HOLDBACK]),
+    ts=st.integers(0, 5).map(float),
+    injected=st.lists(IDS).map(lambda x: tuple(sorted(set(x)))),
+    shadow=st.lists(IDS).map(lambda x: tuple(sorted(set(x)))),
+    followed=st.lists(IDS).map(lambda x: tuple(sorted(set(x)))),
+)
+
+
+ONE_SESSION = RECORDS.map(lambda r: SessionRecord("p", "s1", r.arm, r.ts, r.injected, r.shadow, r.followed))
+
+
+@given(ONE_SESSION, ONE_SESSION, ONE_SESSION)
+def test_join_is_commutative_associative_and_idempotent(
+    a: SessionRecord, b: SessionRecord, c: SessionRecord
+) -> None:
+    assert join(a, b) == join(b, a)
+    assert join(join(a, b), c) == join(a, join(b, c))
+    assert join(a, a) == a
+
+
+@given(st.lists(RECORDS, max_size=12), st.randoms(), st.integers(1, 4))
+def test_merge_depends_on_the_records_not_on_batches_or_order(records, rng, kept) -> None:  # type: ignore[no-untyped-def]
+    whole = merge([], records, kept=kept)
+    shuffled = list(records)
+    rng.shuffle(shuffled)
+    cut = len(shuffled) // 2
+    in_two = merge(merge([], shuffled[:cut], kept=kept), shuffled[cut:], kept=kept)
+    assert len(whole) <= kept and len({r.session for r in whole}) == len(whole)
+    assert merge(whole, records, kept=kept) == whole  # a replayed batch changes nothing
+    if len({r.session for r in records}) <= kept:  # nothing dropped: any batching gives the same records
+        assert in_two == whole
+
+
+def test_a_turns_record_keeps_ids_only_bounded_and_needs_an_arm() -> None:
+    many = [{"id": f"fix-{n:016x}", "surface": "harness"} for n in range(MAX_IDS + 5)]
+    record = record_of(
+        "p", "s" * 600, 7.0, {"arm": MEMORY, "injected": many, "followed": ["fix-0000000000000001", 3]}
+    )
+    assert record is not None and len(record.injected) == MAX_IDS and len(record.session) == 512
+    assert record.followed == ("fix-0000000000000001",) and record.shown == record.injected
+    assert (
+        record_of("p", "s", 1.0, {"arm": "other"}) is None
+        and record_of("p", "", 1.0, {"arm": MEMORY}) is None
+    )
+    assert from_json("p", to_json(record)) == record
+
+
+def test_the_newest_sessions_are_kept() -> None:
+    records = [SessionRecord("p", f"s{n}", MEMORY, float(n)) for n in range(KEPT + 3)]
+    kept = merge([], records)
+    assert len(kept) == KEPT and kept[0].session == f"s{KEPT + 2}" and "s0" not in {r.session for r in kept}
+
+
+def test_a_session_known_only_from_its_record_counts_not_fixed_in_its_arm() -> None:
+    held = SessionRecord("p", "s-held", HOLDBACK, 50.0, shadow=("fix-00000000000000aa",))
+    late = SessionRecord("p", "s1", MEMORY, 300.0, injected=("fix-00000000000000bb",))
+    entries = [entry(1, "s1", MEMORY, "fixed", ts=200.0)]
+    assert [s.session for s in sessions_of(entries)] == ["s1"]  # the entries alone miss s-held
+    found = {s.session: s for s in sessions_of(entries, records=[held, late])}
+    assert (found["s-held"].arm, found["s-held"].fixed, found["s-held"].no_entry) == (HOLDBACK, False, True)
+    assert found["s-held"].shown == ("fix-00000000000000aa",)
+    s1 = found["s1"]  # its entry's outcome, its newest turn's time, the union of what it was shown
+    assert (s1.fixed, s1.no_entry, s1.ts) == (True, False, 300.0)
+    assert set(s1.shown) == {"fix-00000000000000aa", "fix-00000000000000bb"}
+    assert [s.session for s in sessions_of(entries, records=[held, late], since=100.0)] == ["s1"]
+    arms = report(list(found.values())).to_dict()["arms"]
+    assert (arms[HOLDBACK]["sessions"], arms[HOLDBACK]["no_entry"], arms[HOLDBACK]["fixed"]) == (1, 1, 0)
+    assert (arms[MEMORY]["no_entry"], arms[MEMORY]["no_entry_ratio"]) == (0, 0.0)
+
+
+def test_the_file_is_sealed_and_a_damaged_one_is_set_aside(data_dir: Path) -> None:
+    records = [SessionRecord("p", "s1", HOLDBACK, 1.0, shadow=("fix-00000000000000aa",))]
+    data = encode("p", records)
+    assert decode(data) == ("p", records)
+    assert decode(data[:-3]) is None and decode(data.replace(b"s1", b"s2")) is None
+    store = fix_store(data_dir)
+    assert store.record_sessions("alice", "p", records) == 1
+    [path] = data_dir.rglob("*.sessions.json")
+    path.write_bytes(path.read_bytes()[:-5])  # damaged: read as none, kept aside at the next write
+    assert store.sessions("alice", "p") == [] and store.session_projects("alice") == []
+    assert store.record_sessions("alice", "p", [SessionRecord("p", "s2", MEMORY, 2.0)]) == 1
+    assert path.with_name(path.name + ".damaged").exists()
+    assert [r.session for r in store.sessions("alice", "p")] == ["s2"]
+    assert store.session_projects("alice") == ["p"] and store.projects("alice") == []
