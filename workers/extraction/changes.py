@@ -92,6 +92,8 @@ def informative(line: str) -> float:
 def _edit_lines(old: str, new: str) -> list[tuple[str, str]]:
     """The ``(tag, line)`` pairs an old→new replacement changes (difflib over lines)."""
     old_lines, new_lines = old.splitlines(), new.splitlines()
+    if set(old_lines).isdisjoint(new_lines):  # no line in common: difflib's one replace, without it
+        return [*(("-", line) for line in old_lines), *(("+", line) for line in new_lines)]
     out: list[tuple[str, str]] = []
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
