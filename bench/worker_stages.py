@@ -1,18 +1,21 @@
 """Where the worker's CPU goes, by stage: ``run_batch`` on fleet-like jobs of ~4 KB turns, each stage timed.
 
-Run: ``python -m bench.worker_stages [--events 3000] [--projects 200] [--warm 2000] [--batch 100]
+Run: ``python -m bench.worker_stages [--events 10000] [--projects 200] [--warm 2000] [--batch N]
 [--write] [--name worker_stages] [--label TEXT]``. To measure an installed build (the compiled core of a
 wheel), run this file with that venv's python and only this tree's ``bench`` importable, e.g.
 ``PYTHONPATH=<dir holding a bench symlink> <venv>/bin/python -m bench.worker_stages``: the stages are
 found by name in whatever ``workers`` and ``store`` import, and the result says which (``subject``).
 
 The jobs are the throughput A/B's (``bench/hotpath_ab.py``): ``bench.hotpath_ab.turn4k`` over
-``--projects`` projects, cut into jobs by the real ``Consumer`` with ``--batch`` events a cycle, so a job
-holds about one event per project, as in a fleet run; ``--warm`` events are processed first (not timed)
-so every project has a log, a summary and an index. A private embedded Redis, a store in a temporary
-directory, one process, no RQ. Each stage is a function wrapped to add its CPU time (``process_time``,
-inclusive of what it calls: stages nest, see ``STAGES``) and its calls; the wrapper costs ~1 us a call,
-so the figures are a little high, and the total (unwrapped ``run_batch`` time) is given beside them.
+``--projects`` projects, cut into jobs by the real ``Consumer`` as the fleet's consumer cuts them with a
+backlog (its settings' ``batch_max_events`` a cycle: ~25 events of a project in one append); ``--batch
+100`` makes jobs of about one event per project instead, where every per-append cost is a per-event one.
+``--warm`` events are processed first (not timed) so every project has a log, a summary and an index.
+A private embedded Redis, a store in a temporary directory, one process, no RQ (the fleet's worker pays
+RQ's per-job work and, with two workers, parses the lines the other one wrote). Each stage is a function
+wrapped to add its CPU time (``process_time``, inclusive of what it calls: stages nest, see ``STAGES``)
+and its calls; the wrapper costs ~1 us a call, so the stages are a little high; ``run_batch`` is the
+whole, timed outside the wrappers.
 """
 
 from __future__ import annotations
@@ -103,16 +106,18 @@ def _installed(clock: _Clock) -> Iterator[None]:
             setattr(owner, name, original)
 
 
-def _jobs(client: redis.Redis, settings: Settings, events: list[bytes], batch: int) -> list[str]:
-    """The batch ids the real consumer makes of ``events`` (``batch`` events a cycle at most)."""
+def _jobs(client: redis.Redis, settings: Settings, events: list[bytes], batch: int | None) -> list[str]:
+    """The batch ids the real consumer makes of ``events`` (``batch`` events a cycle at most; None: the
+    settings' ``batch_max_events``)."""
     with client.pipeline(transaction=False) as pipe:
         for raw in events:
             pipe.xadd(settings.stream, {b"event": raw})
         pipe.execute()
     config = dataclasses.replace(
-        wiring.consumer_config(settings, name="stages"), read_block_ms=1, backpressure_jobs=10**9,
-        batch_max_events=batch, read_count=min(500, batch),
-    )  # fmt: skip
+        wiring.consumer_config(settings, name="stages"), read_block_ms=1, backpressure_jobs=10**9
+    )
+    if batch is not None:
+        config = dataclasses.replace(config, batch_max_events=batch, read_count=min(config.read_count, batch))
     Consumer(client, config).run(burst=True)
     queue = f"rq:queue:{config.routes[0].queue}"
     job_ids = [j.decode() for j in client.lrange(queue, 0, -1)]  # type: ignore[union-attr]
@@ -120,7 +125,7 @@ def _jobs(client: redis.Redis, settings: Settings, events: list[bytes], batch: i
     return [Job.fetch(j, connection=client, serializer=JSONSerializer).args[0] for j in job_ids]
 
 
-def measure(events: int, projects: int, warm: int, batch: int) -> dict[str, Any]:
+def measure(events: int, projects: int, warm: int, batch: int | None) -> dict[str, Any]:
     """Run the warm-up, then the timed jobs with every stage wrapped; figures per event."""
     import workers.jobs  # noqa: PLC0415 - the stages are found in what this python imports
     from workers.extraction import compiled  # noqa: PLC0415
@@ -155,10 +160,10 @@ def measure(events: int, projects: int, warm: int, batch: int) -> dict[str, Any]
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Parse arguments, measure, print (and write) the result."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--events", type=int, default=3_000, help="events timed")
+    parser.add_argument("--events", type=int, default=10_000, help="events timed")
     parser.add_argument("--projects", type=int, default=200)
     parser.add_argument("--warm", type=int, default=2_000, help="events processed first, not timed")
-    parser.add_argument("--batch", type=int, default=100, help="most events a consumer cycle takes")
+    parser.add_argument("--batch", type=int, default=None, help="most events a consumer cycle takes")
     parser.add_argument("--label", default="", help="what was measured (kept in the result)")
     parser.add_argument("--write", action="store_true", help="write bench/results/<name>.json")
     parser.add_argument("--name", default="worker_stages")
