@@ -138,7 +138,10 @@ def might_hold_secret(text: str) -> bool:
     if not text:
         return False
     low = text.lower()
-    return any(anchor in low for anchor in _ANCHORS)
+    for anchor in _ANCHORS:  # noqa: SIM110 - a quarter faster than any() over a generator (~10 calls a turn)
+        if anchor in low:
+            return True
+    return False
 
 
 def _aws_secret_context(text: str, match: re.Match[str]) -> bool:

@@ -40,6 +40,7 @@ LockFactory = Callable[[str, str], AbstractContextManager[object]]
 _NO_FLOCK = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL})  # flock unsupported
 CACHE_PROJECTS = 256
 DEFAULT_CACHE_BYTES = 256 << 20
+_RECOUNT_EVERY = 64  # changes of the cache between two sums of every item's size (``_remember``)
 
 _log = logging.getLogger("store.api")
 
@@ -125,6 +126,9 @@ class StoreCore:
         self._cache: OrderedDict[Path, Cached] = OrderedDict()
         self._cache_mutex = threading.Lock()
         self._cache_bytes = cache_bytes
+        self._cache_sizes: dict[Path, int] = {}  # by log: its view's memory_bytes when last remembered
+        self._cache_total = 0  # the sum of _cache_sizes
+        self._cache_changes = 0
         self._files_memo: dict[tuple[str, str], ProjectFiles] = {}
         self._summaries: dict[Path, tuple[Stamp, LogSummary]] = {}  # by log: the last summary known
         self.learn_from_use = learn_from_use
@@ -199,17 +203,31 @@ class StoreCore:
         return Cached(cached.snapshot, view.subset(keep), None, tuple(rows[i] for i in keep))
 
     def _remember(self, path: Path, value: Cached) -> None:
-        """Keep ``value`` as the newest cache item; evict the least recently used beyond the bounds."""
+        """Keep ``value`` as the newest cache item; evict the least recently used beyond the bounds.
+
+        The cache's bytes are a running total (each item's size when it was last remembered), not a sum
+        over every cached project at each write, which cost a writer O(cached projects) an append. A view
+        grows after it is remembered when its vectors are computed lazily (a recall): its size is taken
+        again whenever it is remembered, and the whole total every ``_RECOUNT_EVERY`` changes.
+        """
         with self._cache_mutex:
             changed = self._cache.get(path) is not value
             self._cache[path] = value
             self._cache.move_to_end(path)
+            size = value.view.memory_bytes()
+            self._cache_total += size - self._cache_sizes.get(path, 0)
+            self._cache_sizes[path] = size
             if not changed:
                 return
-            total = sum(c.view.memory_bytes() for c in self._cache.values())
-            while len(self._cache) > 1 and (len(self._cache) > CACHE_PROJECTS or total > self._cache_bytes):
-                _, evicted = self._cache.popitem(last=False)
-                total -= evicted.view.memory_bytes()
+            self._cache_changes += 1
+            if self._cache_changes % _RECOUNT_EVERY == 0:
+                self._cache_sizes = {p: c.view.memory_bytes() for p, c in self._cache.items()}
+                self._cache_total = sum(self._cache_sizes.values())
+            while len(self._cache) > 1 and (
+                len(self._cache) > CACHE_PROJECTS or self._cache_total > self._cache_bytes
+            ):
+                evicted, _ = self._cache.popitem(last=False)
+                self._cache_total -= self._cache_sizes.pop(evicted)
 
     # -- files and the write lock --------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ close (``fetchjson``/``fetch``, ``cancellationtoken``/``cancel``).
 from __future__ import annotations
 
 import hashlib
+import math
 import struct
 import threading
 from array import array
@@ -82,13 +83,61 @@ def _sparse_rows(
     return index, summed / norms[rows]
 
 
+@lru_cache(maxsize=1 << 16)
+def _token_buckets(token: str) -> tuple[int, float, tuple[tuple[int, float], ...]]:
+    """One token's features as Python numbers: word bucket, word sign, ``(bucket, sign)`` of each n-gram."""
+    form = match_form(token)
+    word_bucket, word_sign = _bucket("w:" + form)
+    return word_bucket, word_sign, tuple(_bucket(g) for g in _ngrams(form))
+
+
+def _embed_row(tokens: Sequence[str]) -> tuple[list[int], list[float]]:
+    """One row of ``embed_many`` in plain Python, sparse: its buckets (ascending) and values (float64).
+
+    The same arithmetic in the same order as the numpy path (``_sparse_rows``, whose ``bincount`` adds in
+    input order): each block's sums are sums of ±1 (integers, exact in any order) over their norm, times
+    the block's share; a bucket of both blocks adds the word value then the n-gram one; the blend's norm
+    sums the squares in ascending bucket order. So the bytes are equal (tests/store/test_vectors_row.py).
+    For one entry (an append) it costs less than numpy's dozen calls on arrays of a few hundred items.
+    """
+    words: dict[int, float] = {}
+    grams: dict[int, float] = {}
+    for token in tokens:
+        word_bucket, word_sign, token_grams = _token_buckets(token)
+        words[word_bucket] = words.get(word_bucket, 0.0) + word_sign
+        for bucket, sign in token_grams:
+            grams[bucket] = grams.get(bucket, 0.0) + sign
+    blended: dict[int, float] = {}
+    for block, share in ((words, WORD_SHARE), (grams, 1.0 - WORD_SHARE)):
+        norm = math.sqrt(sum(v * v for v in block.values())) or 1.0
+        for bucket, summed in block.items():
+            value = summed / norm * share
+            blended[bucket] = blended[bucket] + value if bucket in blended else value
+    buckets = sorted(blended)
+    total = 0.0
+    for bucket in buckets:
+        total += blended[bucket] * blended[bucket]
+    norm = math.sqrt(total) or 1.0
+    return buckets, [blended[b] / norm for b in buckets]
+
+
+_PLAIN_ROWS = 2  # at most this many rows: ``_embed_row`` each (docs/decisions/0064-per-append-costs.md)
+
+
 def embed_many(token_lists: Sequence[Sequence[str]]) -> Matrix:
     """Row-stacked ``embed`` of each token list: shape ``(len(token_lists), DIM)``, float32.
 
     Works on the few non-zero buckets (sparse) and writes the dense matrix once, with no temporary
     dense arrays and their page faults (figures: docs/decisions/0011-store.md, "Hashed vectors").
+    One or two rows (an append's new entry) are computed in plain Python (``_embed_row``): the same bytes.
     """
     n = len(token_lists)
+    if n <= _PLAIN_ROWS:
+        plain = np.zeros((n, DIM), dtype=np.float32)
+        for row, tokens in enumerate(token_lists):
+            nonzero, weights = _embed_row(tokens)
+            plain[row, nonzero] = weights
+        return plain
     chunks: tuple[list[bytes], list[bytes], list[bytes], list[bytes]] = ([], [], [], [])
     word_counts: list[int] = []
     gram_counts: list[int] = []

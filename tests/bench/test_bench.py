@@ -252,3 +252,16 @@ def test_hotpath_ab_a_change_inside_the_spread_is_not_beyond_it() -> None:
     worker = compare(old, new)["cpu_ms_per_event.worker"]
     assert all(p > 0 for p in worker["paired_changes"])
     assert not worker["beyond_spread"]  # +8.7% of the median, but the runs spread by 40%
+
+
+def test_worker_stages_times_every_stage_and_puts_the_functions_back() -> None:
+    from bench import worker_stages  # noqa: PLC0415
+    from workers import jobs  # noqa: PLC0415
+
+    before = jobs.extract
+    summary = worker_stages.measure(events=30, projects=10, warm=10, batch=10)
+    assert jobs.extract is before
+    stages = summary["stages_cpu_ms_per_event"]
+    assert set(stages) == {s for s, _, _ in worker_stages.STAGES}
+    assert summary["stage_calls"]["decide/extract"] == 30 and stages["append"] > 0
+    assert summary["run_batch_cpu_ms_per_event"] >= stages["append"]

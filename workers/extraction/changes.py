@@ -37,6 +37,8 @@ from workers.extraction.paths import PathResolver
 from workers.extraction.pyscript import python_file_effects
 from workers.extraction.shell import parse_commands
 from workers.extraction.shell_writes import sed_files
+from workers.extraction.similarity import quick_ratio, real_quick_ratio
+from workers.extraction.similarity import ratio as similarity_ratio
 from workers.extraction.solution import redact_each
 from workers.extraction.symbols import changed_lines, symbols_from_edit
 from workers.extraction.tools import Family, path_of, strings_of
@@ -92,6 +94,8 @@ def informative(line: str) -> float:
 def _edit_lines(old: str, new: str) -> list[tuple[str, str]]:
     """The ``(tag, line)`` pairs an old→new replacement changes (difflib over lines)."""
     old_lines, new_lines = old.splitlines(), new.splitlines()
+    if set(old_lines).isdisjoint(new_lines):  # no line in common: difflib's one replace, without it
+        return [*(("-", line) for line in old_lines), *(("+", line) for line in new_lines)]
     out: list[tuple[str, str]] = []
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -343,11 +347,11 @@ def describe(removed: Sequence[str], added: Sequence[str]) -> str:
     best: tuple[float, str, str] | None = None
     for old in removed[:40]:
         for new in added[:40]:
-            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-            # the quick ratios are upper bounds of ``ratio``: a pair they rule out is never computed
-            if matcher.real_quick_ratio() < _PAIR_RATIO or matcher.quick_ratio() < _PAIR_RATIO:
+            # difflib's ratios (``similarity``); the quick ones are upper bounds of ``ratio``: a pair they
+            # rule out is never computed
+            if real_quick_ratio(old, new) < _PAIR_RATIO or quick_ratio(old, new) < _PAIR_RATIO:
                 continue
-            ratio = matcher.ratio()
+            ratio = similarity_ratio(old, new)
             if ratio >= _PAIR_RATIO:
                 score = ratio * (informative(old) + informative(new))
                 if score > 0 and (best is None or score > best[0]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from store.redact import REDACTED
 from workers.extraction.changes import (
     MAX_CHANGES,
     MAX_LINE_CHARS,
+    _edit_lines,
     describe,
     informative,
     summarize_changes,
@@ -210,3 +212,24 @@ def test_bounded_whatever_the_edits(edits: list[tuple[str, str, str]]) -> None:
     got = changes(*events, files=["a.py", "b/c.py", "t/test_x.py", "d.go"])
     assert len(got) <= MAX_CHANGES
     assert all(len(line) <= MAX_LINE_CHARS and "\n" not in line for line in got)
+
+
+def _difflib_edit_lines(old: str, new: str) -> list[tuple[str, str]]:
+    """What ``_edit_lines`` gave before its shortcut for sides with no line in common: difflib's opcodes."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    out: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "equal":
+            out.extend(("-", line) for line in old_lines[i1:i2])
+            out.extend(("+", line) for line in new_lines[j1:j2])
+    return out
+
+
+_SIDES = st.lists(st.sampled_from(["a", "b", "c", "", "  x", "return 1"]), max_size=6).map("\n".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_SIDES, _SIDES)
+def test_edit_lines_is_difflibs_with_or_without_a_line_in_common(old: str, new: str) -> None:
+    assert _edit_lines(old, new) == _difflib_edit_lines(old, new)
