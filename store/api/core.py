@@ -104,9 +104,8 @@ class StoreCore:
         slack, every reader applies the rotation order to the lines at ``cap``, so what the store answers
         is the same as with none; only the file holds more lines.
         ``learn_from_use``: recall multiplies each fix's strength by what its use in agent sessions says
-        (``store.usage``, with ``learn_params``); off by default here, on in fixmem
-        (``FIXMEM_LEARN_FROM_USE``).
-        The usage file beside each log is kept either way.
+        (``store.usage``, with ``learn_params``; ``FIXMEM_LEARN_FROM_USE``, off by default); the usage
+        file beside each log is kept either way.
         ``meaning``: the meaning signal (``store.meaning``, an optional extra) for a text-only recall that
         finds nothing over the floor; None (the default): text only.
         Raises ValueError when ``cap`` is below 1 or ``slack`` below 0.
@@ -135,9 +134,7 @@ class StoreCore:
         self.learn_params = learn_params
         self.meaning = meaning
         self._usages: dict[Path, tuple[Stamp, Usage]] = {}  # by log: the last usage known
-        self._learned_memo: dict[
-            Path, tuple[ProjectView, Learned | None]
-        ] = {}  # by log: its view's multipliers
+        self._learned_memo: dict[Path, tuple[ProjectView, Learned | None]] = {}  # by log: its multipliers
 
     @property
     def lock_factory(self) -> LockFactory | None:
