@@ -79,13 +79,20 @@ def _self_cpu() -> float:
     return own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
 
 
+FLEET_ENV = "FIXMEM_BENCH_FLEET"  # "installed": the fleet runs the fixmem this Python has installed
+
+
 @contextmanager
 def pipeline(data_dir: Path, workers: int, live_only: int = 0) -> Iterator[tuple[str, dict[str, int]]]:
     """An embedded Redis, a consumer and ``workers`` workers (the first ``live_only`` of them serve only
-    the live queue); yields the URL and role -> pid."""
+    the live queue); yields the URL and role -> pid. The fleet runs this checkout's code, or with
+    ``FIXMEM_BENCH_FLEET=installed`` the fixmem installed in this Python (a compiled wheel, say: run
+    from outside the checkout, with ``bench`` on the path)."""
     server = EmbeddedRedis(data_dir=data_dir / "redis", appendonly=True)
     url = server.start()
-    env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "FIXMEM_REDIS_URL": url, "FIXMEM_DATA_DIR": str(data_dir)}
+    if os.environ.get(FLEET_ENV) != "installed":  # this checkout's code (else: what this Python installed)
+        env["PYTHONPATH"] = str(ROOT)
     fixmem = [sys.executable, "-m", "fixmem.cli.children"]  # as `fixmem up` starts its children
     procs = {"consumer": subprocess.Popen([*fixmem, "ingest", "--name", "bench"], env=env)}
     for i in range(workers):

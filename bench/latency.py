@@ -15,11 +15,16 @@ The fleet is ``bench.backfill_bench.pipeline`` (a private embedded Redis, ``fixm
 During the backfill phase the backfill (``ingest.backfill.run.run_backfill``, the function ``fixmem
 backfill`` calls, with the default rate limit and backlog bound) replays copies of the shared agent-log
 corpus, one owner per copy, for the whole window.
+
+The fleet runs this checkout's code (pure Python). To measure what users install, the compiled wheel:
+install it into another venv, link ``bench`` into an empty folder and, from there, run that venv's
+``FIXMEM_BENCH_FLEET=installed python -m bench.latency ...``; the result's ``fleet`` says which ran.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tempfile
 import threading
@@ -30,7 +35,7 @@ from typing import Any
 import orjson
 import redis
 
-from bench.backfill_bench import pipeline
+from bench.backfill_bench import FLEET_ENV, pipeline
 from bench.common import histogram_quantile, load_average, summary_ms
 from bench.corpus import SHARED_CORPUS
 from bench.generator import TurnGenerator
@@ -41,7 +46,7 @@ from ingest.schema import parse_event
 from store import entry_id
 from store.paths import ROOT_DIR_NAME, project_files
 from workers.counters import read_counters
-from workers.extraction import extract
+from workers.extraction import compiled, extract
 
 GOAL_P99_S = 1.0
 PROBE_EVERY = 20
@@ -400,6 +405,10 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(load),
         "versions": versions(),
         "parameters": vars(args) | {"results": str(args.results)},
+        "fleet": {
+            "code": os.environ.get(FLEET_ENV) or "checkout",
+            "extraction": "compiled" if compiled() else "pure",
+        },
         "seconds": round(time.monotonic() - started, 1),
         **body,
     }
