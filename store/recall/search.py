@@ -37,6 +37,7 @@ class Reasons:
     error: str | None = None  # "same error" or "same error type"
     words: tuple[str, ...] = ()  # distinctive words both say
     use: str | None = None  # how it fared when injected before (``store.usage.explain``)
+    meaning: str | None = None  # returned under the floor because its request means what the query says
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serializable dict."""
@@ -47,6 +48,7 @@ class Reasons:
             "error": self.error,
             "words": list(self.words),
             "use": self.use,
+            "meaning": self.meaning,
         }
 
     def summary(self) -> str:
@@ -64,7 +66,7 @@ class Reasons:
         if self.words:
             parts.append("words: " + ", ".join(self.words))
         shared = "shares " + "; ".join(parts) if parts else ""
-        return "; ".join(p for p in (shared, self.use) if p)
+        return "; ".join(p for p in (shared, self.meaning, self.use) if p)
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,9 @@ def recall_view(
     exists = workspace_checker(workspace) if file_exists_check else None
     value = strength(signals, weights) * (1.0 if factors is None else factors)
     touched = view.file_rows(list(files or ()), workspace)
+    rescued = (
+        meaning is not None and not files and not errors and all(value[r] < weights.floor for r, _ in ranked)
+    )
     results: list[Recalled] = []
     for row, score in ranked:
         entry = view.redacted(row)
@@ -148,6 +153,9 @@ def recall_view(
                 reasons=replace(
                     reasons(view, row, terms=terms, signals=signals, touched=touched, weights=weights),
                     use=None if learned is None else explain(learned.uses.get(entry.id)),
+                    meaning=f"its request means what the task says (similarity {meaning[row]:.2f})"
+                    if rescued and meaning is not None
+                    else None,
                 ),
             )
         )

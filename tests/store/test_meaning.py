@@ -115,6 +115,7 @@ def test_store_recall_with_meaning_rescues_a_near_miss_text_only(tmp_path: Path)
     with_meaning = _store(tmp_path / "meaning", Meaning(FakeModel()))
     got = with_meaning.recall(OWNER, PROJECT, query, now=1.8e9, weights=near)
     assert [r.entry.task for r in got] == ["empty heredoc crashes the shell lexer"]
+    assert got[0].reasons.meaning is not None and "means what the task says" in got[0].reasons.summary()
     # mid-task (files named) and with an error, recall is text and files only, as without the extra
     assert with_meaning.recall(OWNER, PROJECT, query, files=["src/lexer.py"], now=1.8e9, weights=weak) == []
     assert with_meaning.recall(OWNER, PROJECT, query, errors=["E: x"], now=1.8e9, weights=near) == []
@@ -126,7 +127,9 @@ def test_store_recall_is_unchanged_without_a_near_miss(tmp_path: Path) -> None:
     with_meaning = _store(tmp_path / "meaning", Meaning(FakeModel()))
     want = [(r.entry.id, r.score) for r in plain.recall(OWNER, PROJECT, query, now=1.8e9)]
     assert want
-    assert [(r.entry.id, r.score) for r in with_meaning.recall(OWNER, PROJECT, query, now=1.8e9)] == want
+    got = with_meaning.recall(OWNER, PROJECT, query, now=1.8e9)
+    assert [(r.entry.id, r.score) for r in got] == want
+    assert all(r.reasons.meaning is None for r in got)  # over the floor: the words say why, not meaning
 
 
 def test_the_real_model_loads_offline_and_tells_related_from_unrelated(
