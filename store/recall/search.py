@@ -115,16 +115,13 @@ def recall_view(
     With a ``workspace``, files are normalized against it and (if ``file_exists_check``) entries whose
     files are gone from it are marked stale. ``learned``: multipliers learned from use (``store.usage``),
     applied to the strength and said in the reasons. ``meaning``: the cosine per row of ``view`` of its
-    request's embedding with the query's (``store.meaning``; used only by a text-only query, which names
-    no files and no errors: ``ranking.rank``).
+    request's embedding with the query's (``store.meaning``; only a text-only query uses it).
     """
     if not view.entries or k <= 0:
         return []
-    errors = list(errors or ())
+    errors, paths = list(errors or ()), list(files or ())
     terms = query_terms(query, errors)
-    signals = view.signals(
-        terms, files=list(files or ()), errors=errors, workspace=workspace, weights=weights
-    )
+    signals = view.signals(terms, files=paths, errors=errors, workspace=workspace, weights=weights)
     factors = None if learned is None else learned.factors
     live, codes, regressed = view.live, view.outcome_codes, view.regressed_mask
     ranked = rank(signals, live=live, outcome_codes=codes, regressed=regressed, ts=view.ts, k=k, now=now,
@@ -135,9 +132,7 @@ def recall_view(
     exists = workspace_checker(workspace) if file_exists_check else None
     value = strength(signals, weights) * (1.0 if factors is None else factors)
     touched = view.file_rows(list(files or ()), workspace)
-    rescued = (
-        meaning is not None and not files and not errors and all(value[r] < weights.floor for r, _ in ranked)
-    )
+    rescued = None if files or errors else _rescued_cosines(meaning, value, ranked, weights.floor)
     results: list[Recalled] = []
     for row, score in ranked:
         entry = view.redacted(row)
@@ -153,13 +148,27 @@ def recall_view(
                 reasons=replace(
                     reasons(view, row, terms=terms, signals=signals, touched=touched, weights=weights),
                     use=None if learned is None else explain(learned.uses.get(entry.id)),
-                    meaning=f"its request means what the task says (similarity {meaning[row]:.2f})"
-                    if rescued and meaning is not None
-                    else None,
+                    meaning=None if rescued is None else _MEANS.format(rescued[row]),
                 ),
             )
         )
     return sorted(results, key=lambda r: r.tier != CLOSE)  # closely related first, by score within
+
+
+_MEANS = "its request means what the task says (similarity {:.2f})"
+
+
+def _rescued_cosines(
+    meaning: npt.NDArray[np.float64] | None,
+    value: npt.NDArray[np.float64],
+    ranked: Sequence[tuple[int, float]],
+    floor: float,
+) -> npt.NDArray[np.float64] | None:
+    """``meaning`` when the answer is the meaning signal's rescue (every returned fix is under the floor:
+    ``ranking.rank`` rescues only when nothing passed it), else None."""
+    if meaning is None or any(value[row] >= floor for row, _ in ranked):
+        return None
+    return meaning
 
 
 def reasons(
