@@ -9,7 +9,10 @@ none, the control; ``fixmem.hooks.arms``) and each turn's entry keeps the sessio
   entry's outcome (a verdict's where one exists, ``store.verdicts``); ``verdict`` is what a verdict said
   (None without one); ``claimed`` the agent's own tests. A session whose turns made no entry (they touched
   no file) is known from its session record (``store.sessions``, kept by the worker) and counts as not
-  fixed (``no_entry``: no fix was made); left out, it would be selection after treatment.
+  fixed (``no_entry``: no fix was made); left out, it would be selection after treatment. A session whose
+  entry rotation dropped is known from the record the store then kept (``dropped_records``), with the
+  outcome that entry had; rotation drops unverified entries first, so without it the sessions left
+  would look more fixed than they ended.
 - ``wilson`` and ``newcombe``: the 95% Wilson score interval of a ratio, and Newcombe's hybrid score
   interval (method 10, Newcombe 1998) of the difference of two ratios: memory minus holdback.
 - ``sessions_needed``: the sessions (both arms) a two-sided test at ``alpha`` needs to detect ``effect``
@@ -28,7 +31,7 @@ from statistics import NormalDist
 from typing import Any
 
 from store.entry import FixEntry
-from store.sessions import SessionRecord
+from store.sessions import Ended, SessionRecord, sorted_ids
 
 MEMORY, HOLDBACK = "memory", "holdback"
 ARMS = (MEMORY, HOLDBACK)
@@ -110,19 +113,42 @@ def sessions_of(
 
 
 def _with_record(known: SessionOutcome | None, record: SessionRecord) -> SessionOutcome:
-    """A session's outcome once its session record is known: the entry's outcome, else no entry."""
-    if known is None:
-        shown, followed = record.shown, record.followed
-        return SessionOutcome(
-            record.session, record.project, record.arm, record.ts, False, None, False, shown, followed, True
+    """A session's outcome once its session record is known: its newest entry's, whether the log still
+    holds it (``known``) or rotation dropped it (``record.ended``); with neither, no entry."""
+    if known is not None and known.arm != record.arm:  # one session, two arms: cannot happen (fixed at
+        return known  # first contact); the entry's is the one the outcome was recorded with
+    ended = record.ended
+    if ended is not None and (known is None or ended.ts > known.ts):
+        base = SessionOutcome(
+            record.session, record.project, record.arm, ended.ts, ended.fixed, ended.verdict, ended.claimed
         )
-    if known.arm != record.arm:  # one session, two arms: cannot happen (fixed at first contact); the
-        return known  # entry's is the one the outcome was recorded with
+    elif known is not None:
+        base = known
+    else:
+        return SessionOutcome(
+            record.session, record.project, record.arm, record.ts, False, None, False, record.shown,
+            record.followed, True,
+        )  # fmt: skip
     return SessionOutcome(
-        known.session, known.project, known.arm, max(known.ts, record.ts), known.fixed, known.verdict,
-        known.claimed, tuple(dict.fromkeys((*known.shown, *record.shown))),
-        tuple(dict.fromkeys((*known.followed, *record.followed))), known.no_entry,
+        base.session, base.project, base.arm, max(base.ts, record.ts), base.fixed, base.verdict, base.claimed,
+        tuple(dict.fromkeys((*base.shown, *record.shown))),
+        tuple(dict.fromkeys((*base.followed, *record.followed))), False,
     )  # fmt: skip
+
+
+def dropped_records(entries: Iterable[FixEntry]) -> list[SessionRecord]:
+    """The session records of entries rotation drops: each entry that carries its session's record, as
+    that record with the outcome the entry had (``Ended``), so impact still counts the session."""
+    found = []
+    for entry in entries:
+        s = session_of(entry)
+        if s is not None:
+            ended = Ended(entry.ts, entry.id, s.fixed, s.verdict, s.claimed)
+            shown = sorted_ids(s.shown)
+            injected, shadow = (shown, ()) if s.arm == MEMORY else ((), shown)
+            followed = sorted_ids(s.followed)
+            found.append(SessionRecord(s.project, s.session, s.arm, s.ts, injected, shadow, followed, ended))
+    return found
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:

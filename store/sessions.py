@@ -1,4 +1,5 @@
-"""Session records: the agent sessions fix recall assigned an arm whose turns made no entry. Pure.
+"""Session records: the agent sessions fix recall assigned an arm whose turns made no entry, or whose
+entries rotation dropped from the log. Pure.
 
 Impact (``store.impact``) reads each session's arm and outcome from the entries of its turns. A turn that
 touches no file makes no entry (``skipped_no_files``), so a session whose turns never edit a file would be
@@ -6,6 +7,11 @@ invisible to the measurement in both arms: selection after treatment, if the mem
 edit at all. The worker keeps, per project, the latest record of each such session (``SessionRecord``:
 session id, arm, the time of its newest edit-less turn, the ids injected, shadow and followed; never any
 text of the turn), and impact counts a session known only from these records as one that made no fix.
+
+Rotation (at most ``cap`` entries a project, unverified dropped first) would lose sessions the same way,
+and not at random: it drops unverified entries first, so the sessions left would look more fixed than they
+ended. When an append's rotation drops an entry that carries a session's record, the store folds that
+session into these records with the outcome its entry had (``Ended``), and impact reads it from there.
 
 ``join`` of two records of one session is their union: a session's record only grows during the session
 (``ingest.recall_meta``), so the union of two of its snapshots is the later one. It is commutative,
@@ -27,8 +33,21 @@ MAX_SESSION_CHARS: Final = 512  # a session id is cut to this, as on entries (ex
 
 
 @dataclass(frozen=True)
+class Ended:
+    """How a session's entry ended, kept when rotation dropped the entry: the outcome (a verdict's where
+    one existed), what a verdict said (None: none), and the agent's own claim."""
+
+    ts: float  # the entry's turn time
+    entry: str  # its id
+    fixed: bool
+    verdict: bool | None
+    claimed: bool
+
+
+@dataclass(frozen=True)
 class SessionRecord:
-    """One session of a project that made no entry (yet): its arm, newest edit-less turn, ids shown."""
+    """One session of a project that made no entry (yet), or whose entry rotation dropped: its arm, the
+    newest turn recorded here, ids shown, and (``ended``) the outcome of the newest dropped entry."""
 
     project: str
     session: str
@@ -37,6 +56,7 @@ class SessionRecord:
     injected: tuple[str, ...] = ()  # entry ids injected (a memory session), sorted
     shadow: tuple[str, ...] = ()  # entry ids that would have been (a holdback session), sorted
     followed: tuple[str, ...] = ()  # of those, followed, sorted
+    ended: Ended | None = None  # its newest entry that rotation dropped (None: none was)
 
     @property
     def shown(self) -> tuple[str, ...]:
@@ -44,7 +64,8 @@ class SessionRecord:
         return self.injected if self.arm == "memory" else self.shadow
 
 
-def _ids(items: Iterable[Any]) -> tuple[str, ...]:
+def sorted_ids(items: Iterable[Any]) -> tuple[str, ...]:
+    """The string ids of ``items``, once each, sorted, at most ``MAX_IDS``: how a record keeps ids."""
     return tuple(sorted({i for i in items if isinstance(i, str)})[:MAX_IDS])
 
 
@@ -55,12 +76,12 @@ def record_of(project: str, session: str, ts: float, recall: Mapping[str, Any]) 
     if arm not in ARMS or not session:
         return None
     listed = {
-        kind: _ids(i.get("id") for i in recall.get(kind) or () if isinstance(i, Mapping))
+        kind: sorted_ids(i.get("id") for i in recall.get(kind) or () if isinstance(i, Mapping))
         for kind in ("injected", "shadow")
     }
     return SessionRecord(
         project, session[:MAX_SESSION_CHARS], str(arm), float(ts), listed["injected"], listed["shadow"],
-        _ids(recall.get("followed") or ()),
+        sorted_ids(recall.get("followed") or ()),
     )  # fmt: skip
 
 
@@ -69,9 +90,16 @@ def join(a: SessionRecord, b: SessionRecord) -> SessionRecord:
     later record (by time, then arm: the same whatever the order)."""
     later = max(a, b, key=lambda r: (r.ts, r.arm))
     return SessionRecord(
-        later.project, later.session, later.arm, later.ts, _ids((*a.injected, *b.injected)),
-        _ids((*a.shadow, *b.shadow)), _ids((*a.followed, *b.followed)),
+        later.project, later.session, later.arm, later.ts, sorted_ids((*a.injected, *b.injected)),
+        sorted_ids((*a.shadow, *b.shadow)), sorted_ids((*a.followed, *b.followed)), _newest(a.ended, b.ended),
     )  # fmt: skip
+
+
+def _newest(a: Ended | None, b: Ended | None) -> Ended | None:
+    """The later of two dropped entries' outcomes (by time, then id, then the rest: order-free)."""
+    if a is None or b is None:
+        return a or b
+    return max(a, b, key=lambda e: (e.ts, e.entry, e.fixed, e.verdict is not None, e.verdict, e.claimed))
 
 
 def merge(
@@ -89,10 +117,16 @@ def merge(
 
 def to_json(record: SessionRecord) -> dict[str, Any]:
     """The record as its file holds it (the project is the file's)."""
-    return {
+    found: dict[str, Any] = {
         "session": record.session, "arm": record.arm, "ts": record.ts, "injected": list(record.injected),
         "shadow": list(record.shadow), "followed": list(record.followed),
     }  # fmt: skip
+    if record.ended is not None:  # absent otherwise: files written before it read the same
+        e = record.ended
+        found["ended"] = {
+            "ts": e.ts, "entry": e.entry, "fixed": e.fixed, "verdict": e.verdict, "claimed": e.claimed
+        }  # fmt: skip
+    return found
 
 
 def from_json(project: str, obj: Any) -> SessionRecord:
@@ -100,6 +134,18 @@ def from_json(project: str, obj: Any) -> SessionRecord:
     if not isinstance(obj, dict) or obj["arm"] not in ARMS or not isinstance(obj["session"], str):
         raise ValueError(f"not a session record: {obj!r}"[:200])
     return SessionRecord(
-        project, obj["session"], obj["arm"], float(obj["ts"]), _ids(obj.get("injected") or ()),
-        _ids(obj.get("shadow") or ()), _ids(obj.get("followed") or ()),
+        project, obj["session"], obj["arm"], float(obj["ts"]), sorted_ids(obj.get("injected") or ()),
+        sorted_ids(obj.get("shadow") or ()), sorted_ids(obj.get("followed") or ()), _ended(obj.get("ended")),
     )  # fmt: skip
+
+
+def _ended(obj: Any) -> Ended | None:
+    """What ``to_json`` wrote for ``ended``; raises ValueError, KeyError or TypeError for anything else."""
+    if obj is None:
+        return None
+    verdict = obj["verdict"]
+    if not isinstance(obj["entry"], str) or not all(isinstance(obj[k], bool) for k in ("fixed", "claimed")):
+        raise ValueError(f"not an ended entry: {obj!r}"[:200])
+    if verdict is not None and not isinstance(verdict, bool):
+        raise ValueError(f"not a verdict: {verdict!r}"[:200])
+    return Ended(float(obj["ts"]), obj["entry"], obj["fixed"], verdict, obj["claimed"])

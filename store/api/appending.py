@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -11,12 +12,14 @@ from store.api.core import Cached
 from store.api.summaries import Summaries
 from store.entry import FixEntry, content_key
 from store.errors import InvalidEntry
+from store.impact import dropped_records
 from store.paths import ProjectFiles, canonical_key
 from store.persist import fixlog
 from store.persist.fixlog import Snapshot
 from store.persist.forgotten import read_forgotten
 from store.persist.fsio import ensure_dir
 from store.persist.rotation import plan_rotation, should_rotate
+from store.persist.sessions_file import join_into
 from store.recall.vectors import embed_many
 from store.recall.view import meaning_tokens
 from store.reconcile import reconcile
@@ -62,6 +65,16 @@ class _Batch:
     duplicates: list[str] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
     same_content: list[str] = field(default_factory=list)
+
+
+def _keep_sessions(files: ProjectFiles, dropped: Sequence[FixEntry]) -> None:
+    """Fold the sessions of the entries rotation drops into the project's session records, with the
+    outcome each entry had, so impact still counts them (``store.impact.dropped_records``). Idempotent:
+    written before the log, a retried append after a crash folds the same. Raises StoreUnavailable."""
+    records = dropped_records(dropped)
+    if records:
+        project = canonical_key(records[0].project)
+        join_into(files.sessions, project, [dataclasses.replace(r, project=project) for r in records])
 
 
 def _sort_batch(
@@ -142,6 +155,7 @@ class Appending(Summaries):
         if should_rotate(len(grown.entries), self.cap):
             plan = plan_rotation(grown.entries, self.cap)
             dropped, rows = plan.drop, plan.kept_rows
+            _keep_sessions(files, dropped)  # first: a crash before the log's write loses no session
         snapshot, line_rows, moved = self._write_added(files, current, added, grown.entries, rows)
         known: set[bytes | None] | None
         if dropped:

@@ -1,12 +1,15 @@
-"""The agent sessions of a project that made no entry (``store.sessions``), kept for impact beside the log.
+"""The agent sessions of a project that made no entry, or whose entries rotation dropped (``store.sessions``),
+kept for impact beside the log.
 
-Written under the project's write lock (the worker, once per project per batch; the local publisher);
+Written under the project's write lock (the worker, once per project per batch; the local publisher; an
+append whose rotation drops entries that carry a session's record: ``store.api.appending``);
 read without it (the file is replaced atomically). Retention: the newest ``store.sessions.KEPT`` sessions
 per project. ``forget`` leaves the file alone: it holds entry ids and session ids, never a fix's text.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 
@@ -14,8 +17,8 @@ from store.api.core import StoreCore
 from store.errors import unavailable
 from store.paths import SESSIONS_SUFFIX, ProjectFiles, canonical_key, owner_dir
 from store.persist.fsio import ensure_dir
-from store.persist.sessions_file import read_sessions, write_sessions
-from store.sessions import SessionRecord, merge
+from store.persist.sessions_file import join_into, read_sessions
+from store.sessions import SessionRecord
 
 
 class Sessions(StoreCore):
@@ -30,14 +33,7 @@ class Sessions(StoreCore):
         ensure_dir(files.directory)
         project = canonical_key(project_key)
         with self._lock(owner, project_key, files):
-            found = read_sessions(files.sessions)
-            held = found[1] if found is not None else []
-            damaged = found is None and files.sessions.exists()
-            kept = merge(held, [_in(project, r) for r in records])
-            if not damaged and kept == held:
-                return len(kept)  # nothing new: a replayed batch
-            write_sessions(files.sessions, project, kept, damaged=damaged)
-            return len(kept)
+            return len(join_into(files.sessions, project, [_in(project, r) for r in records]))
 
     def sessions(self, owner: str, project_key: str) -> list[SessionRecord]:
         """The project's session records, newest first (none without a file). Raises InvalidKey,
@@ -72,6 +68,4 @@ def _in(project: str, record: SessionRecord) -> SessionRecord:
     """``record`` named by the project key the file stores (the redacted one)."""
     if record.project == project:
         return record
-    return SessionRecord(
-        project, record.session, record.arm, record.ts, record.injected, record.shadow, record.followed
-    )
+    return dataclasses.replace(record, project=project)

@@ -20,7 +20,7 @@ import orjson
 
 from store.errors import unavailable
 from store.persist.fsio import replace_atomically, seal, unseal
-from store.sessions import SessionRecord, from_json, to_json
+from store.sessions import SessionRecord, from_json, merge, to_json
 
 VERSION: Final = 1
 _log = logging.getLogger("store.persist")
@@ -69,3 +69,16 @@ def write_sessions(path: Path, project: str, records: list[SessionRecord], *, da
         with contextlib.suppress(OSError):
             os.replace(path, path.with_name(path.name + ".damaged"))
     replace_atomically(path, encode(project, records))
+
+
+def join_into(path: Path, project: str, records: list[SessionRecord]) -> list[SessionRecord]:
+    """Join ``records`` (of ``project``) into the file at ``path`` (``store.sessions.merge``: idempotent)
+    and rewrite it when that changed anything; returns the records it then holds. The caller holds the
+    project's write lock. Raises StoreUnavailable naming the path."""
+    found = read_sessions(path)
+    held = found[1] if found is not None else []
+    damaged = found is None and path.exists()
+    kept = merge(held, records)
+    if damaged or kept != held:  # else nothing new: a replayed batch
+        write_sessions(path, project, kept, damaged=damaged)
+    return kept

@@ -1,10 +1,12 @@
 """store.sessions (pure) and its file: the records of sessions that made no entry join as a semilattice
 (a replayed or reordered batch leaves the same records), stay bounded, and ``store.impact`` counts a session
 known only from them as not fixed, in its assigned arm; the file is sealed, atomic, and the store keeps it
-under the project's lock."""
+under the project's lock. Rotation folds the sessions of the entries it drops into the records, with the
+outcome each had, so impact keeps them."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from hypothesis import given
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 
 from store.impact import HOLDBACK, MEMORY, report, sessions_of
 from store.persist.sessions_file import decode, encode
-from store.sessions import KEPT, MAX_IDS, SessionRecord, from_json, join, merge, record_of, to_json
+from store.sessions import KEPT, MAX_IDS, Ended, SessionRecord, from_json, join, merge, record_of, to_json
 from tests.configs import fix_store
 from tests.store.test_impact import entry
 
@@ -26,10 +28,14 @@ RECORDS = st.builds(
     injected=st.lists(IDS).map(lambda x: tuple(sorted(set(x)))),
     shadow=st.lists(IDS).map(lambda x: tuple(sorted(set(x)))),
     followed=st.lists(IDS).map(lambda x: tuple(sorted(set(x)))),
+    ended=st.none()
+    | st.builds(
+        Ended, st.integers(0, 5).map(float), IDS, st.booleans(), st.none() | st.booleans(), st.booleans()
+    ),
 )
 
 
-ONE_SESSION = RECORDS.map(lambda r: SessionRecord("p", "s1", r.arm, r.ts, r.injected, r.shadow, r.followed))
+ONE_SESSION = RECORDS.map(lambda r: dataclasses.replace(r, session="s1"))
 
 
 @given(ONE_SESSION, ONE_SESSION, ONE_SESSION)
@@ -105,3 +111,42 @@ def test_the_file_is_sealed_and_a_damaged_one_is_set_aside(data_dir: Path) -> No
     assert path.with_name(path.name + ".damaged").exists()
     assert [r.session for r in store.sessions("alice", "p")] == ["s2"]
     assert store.session_projects("alice") == ["p"] and store.projects("alice") == []
+
+
+@given(RECORDS)
+def test_a_record_reads_back_as_written(record: SessionRecord) -> None:
+    assert from_json("p", to_json(record)) == record
+
+
+def test_a_dropped_entrys_outcome_counts_and_the_newest_entry_decides() -> None:
+    ended = Ended(150.0, "fix-0000000000000009", False, None, True)
+    dropped = SessionRecord("p", "s-dropped", HOLDBACK, 150.0, ended=ended)
+    (only,) = sessions_of([], records=[dropped])  # the log no longer holds its entry
+    assert (only.fixed, only.claimed, only.verdict, only.no_entry) == (False, True, None, False)
+    older = entry(1, "s1", MEMORY, "fixed", ts=100.0)  # rotation dropped s1's newer, unverified entry
+    newer = SessionRecord(
+        "p", "s1", MEMORY, 200.0, ended=Ended(200.0, "fix-0000000000000002", False, None, False)
+    )
+    (s1,) = sessions_of([older], records=[newer])
+    assert (s1.fixed, s1.ts, s1.no_entry) == (False, 200.0, False)
+    (kept,) = sessions_of([entry(3, "s1", MEMORY, "fixed", ts=300.0)], records=[newer])
+    assert kept.fixed  # the log's newer entry wins
+
+
+def test_rotation_keeps_the_sessions_of_the_entries_it_drops(data_dir: Path) -> None:
+    store = fix_store(data_dir, cap=4, slack=0)
+    old = [entry(n, f"s{n}", HOLDBACK, "unverified", ts=100.0 + n) for n in range(4)]
+    new = [entry(n, f"s{n}", MEMORY, "fixed", ts=200.0 + n) for n in range(4, 8)]
+    for batch in (old, new):
+        store.append("alice", "p", [e.model_copy(update={"task": f"task {e.id}"}) for e in batch])
+    entries = store.read("alice", "p").entries
+    assert len(entries) == 4 and {e.outcome for e in entries} == {"fixed"}  # unverified dropped first
+    assert len(sessions_of(entries)) == 4  # the log alone: every session fixed
+    found = {s.session: s for s in sessions_of(entries, records=store.sessions("alice", "p"))}
+    assert sorted(found) == [f"s{n}" for n in range(8)]
+    assert [found[f"s{n}"].fixed for n in range(8)] == [False] * 4 + [True] * 4
+    assert (found["s0"].arm, found["s0"].no_entry, found["s0"].claimed) == (HOLDBACK, False, False)
+    [path] = data_dir.rglob("*.sessions.json")
+    before = path.read_bytes()
+    store.append("alice", "p", [e.model_copy(update={"task": f"task {e.id}"}) for e in old])  # a replay
+    assert path.read_bytes() == before
