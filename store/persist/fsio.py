@@ -189,18 +189,22 @@ def overwrite_in_place(path: Path, data: bytes) -> None:
 
     For derived files checked by a digest (``overwrite_sealed``, ``overwrite_with_seal``). Not temp file
     + rename: a rename over an existing file makes ext4 flush the new file's data first (``auto_da_alloc``:
-    ``bench/summary_ab.py``'s notes), where a write in place costs no flush. Raises StoreUnavailable
-    naming the path.
+    ``bench/summary_ab.py``'s notes), where a write in place costs no flush. The cut is made only when
+    the file was longer than ``data`` (an ``fstat``, not a ``ftruncate`` that journals a metadata change
+    each time: these files mostly grow); a writer racing this one can leave bytes past the end, which
+    the digest refuses, as it refuses any interleaving. Raises StoreUnavailable naming the path.
     """
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     except OSError as exc:
         raise unavailable(path, exc) from exc
     try:
+        longer = os.fstat(fd).st_size > len(data)
         written = os.pwrite(fd, data, 0)
         if written != len(data):
             raise OSError(0, f"short write: {written} of {len(data)} bytes")
-        os.ftruncate(fd, len(data))
+        if longer:
+            os.ftruncate(fd, len(data))
     except OSError as exc:
         raise unavailable(path, exc) from exc
     finally:
