@@ -27,6 +27,7 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -122,21 +123,45 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="fixmem-ab-events-"))
     events_file = home / "events.jsonl"
     events_file.write_bytes(b"\n".join(turn4k(i, args.projects) for i in range(args.events)) + b"\n")
-    rounds: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
     try:
-        for i in range(args.rounds):
-            for side in ("old", "new") if i % 2 == 0 else ("new", "old"):
-                row = fleet_run(subjects[side], events_file, args.workers)
-                rounds[side].append(row)
-                print(f"round {i} {side}: {json.dumps(figures(row))}", flush=True)
+        rounds = alternating(
+            args.rounds, lambda side: fleet_run(subjects[side], events_file, args.workers), show=figures
+        )
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    summary = compare(rounds["old"], rounds["new"])
+    method = (
+        "same run, alternating rounds; each ref built from git into its own venv; a fleet of redis-server + "
+        "fixmem ingest + fixmem worker x W per run; CPU from /proc per process, Redis's from INFO cpu; "
+        "medians and ranges over rounds"
+    )
+    return finish(args, method, load, subjects, rounds, compare(rounds["old"], rounds["new"]))
+
+
+def alternating(
+    rounds: int, run: Callable[[str], dict[str, Any]], *, show: Callable[[dict[str, Any]], object] = dict
+) -> dict[str, list[dict[str, Any]]]:
+    """``run("old")`` and ``run("new")`` once a round, the order alternating; each side's rows in order."""
+    rows: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
+    for i in range(rounds):
+        for side in ("old", "new") if i % 2 == 0 else ("new", "old"):
+            rows[side].append(run(side))
+            print(f"round {i} {side}: {json.dumps(show(rows[side][-1]))}", flush=True)
+    return rows
+
+
+def finish(
+    args: argparse.Namespace,
+    method: str,
+    load: float,
+    subjects: dict[str, Built],
+    rounds: dict[str, list[dict[str, Any]]],
+    summary: dict[str, Any],
+) -> dict[str, Any]:
+    """An A/B's result: how it ran, the machine, both refs, every round and the summary; printed, and
+    written to ``bench/results/<args.name>.json`` with ``args.write``."""
     result = {
         "benchmark": args.name,
-        "method": "same run, alternating rounds; each ref built from git into its own venv; a fleet of "
-        "redis-server + fixmem ingest + fixmem worker x W per run; CPU from /proc per process, Redis's "
-        "from INFO cpu; medians and ranges over rounds",
+        "method": method,
         "machine": machine(load),
         "versions": versions(),
         "refs": {side: {"ref": s.ref, "commit": s.commit} for side, s in subjects.items()},

@@ -128,20 +128,33 @@ _ANCHORS = (
 )  # lowercase; every rule needs one of them
 
 
+def _anchor_trie(anchors: list[str]) -> str:
+    """A regex matching exactly where some of ``anchors`` starts, its branches merged by first character
+    (``a(?:kia|sia|ws|...)|b...``): ``re`` then tries one branch at a position instead of each anchor."""
+    if "" in anchors:  # a shorter anchor is a prefix of the others: it alone decides
+        return ""
+    by_first: dict[str, list[str]] = {}
+    for anchor in anchors:
+        by_first.setdefault(anchor[0], []).append(anchor[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        rest = _anchor_trie(rests)
+        branches.append(re.escape(first) + (f"(?:{rest})" if "|" in rest else rest))
+    return "|".join(branches)
+
+
+_ANCHOR_SEARCH = re.compile(_anchor_trie(list(_ANCHORS))).search
+
+
 def might_hold_secret(text: str) -> bool:
     """Whether ``text`` holds an anchor of some rule; False means ``redact`` would return it unchanged.
 
-    Plain substring tests on the lowercased text (a superset of every rule's anchor): several times
-    cheaper than one case-insensitive alternation regex (figures: docs/decisions/0008-extraction.md,
-    "Redaction").
+    One search of the lowercased text for the anchors merged into a trie (``_anchor_trie``): the same
+    answer as a substring test per anchor (tests/store/test_redact_prefilter.py holds them together),
+    about twice as fast on an entry's text, and far cheaper than a case-insensitive alternation of the
+    rules (docs/decisions/0008-extraction.md, "Redaction"; docs/decisions/0066-hiredis-and-appends.md).
     """
-    if not text:
-        return False
-    low = text.lower()
-    for anchor in _ANCHORS:  # noqa: SIM110 - a quarter faster than any() over a generator (~10 calls a turn)
-        if anchor in low:
-            return True
-    return False
+    return bool(text) and _ANCHOR_SEARCH(text.lower()) is not None
 
 
 def _aws_secret_context(text: str, match: re.Match[str]) -> bool:

@@ -6,8 +6,6 @@ import dataclasses
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-import orjson
-
 from store.api.core import Cached
 from store.api.summaries import Summaries
 from store.entry import FixEntry, content_key
@@ -48,12 +46,12 @@ class AppendResult:
     same_content: list[str] = field(default_factory=list)
 
 
-def _redacted(entry: FixEntry) -> FixEntry:
-    """``entry`` with every string redacted (defence in depth: extraction redacts already)."""
-    data = entry.model_dump()
-    if not might_hold_secret(orjson.dumps(data).decode()):  # one scan instead of one per field
+def _redacted(entry: FixEntry, line: bytes) -> FixEntry:
+    """``entry`` with every string redacted (defence in depth: extraction redacts already); ``line``: its
+    log line (``fixlog.encode_entry``), scanned once for every field. The same object when nothing is."""
+    if not might_hold_secret(line.decode()):
         return entry
-    return FixEntry.model_validate(redact_obj(data))
+    return FixEntry.model_validate(redact_obj(entry.model_dump()))
 
 
 @dataclass
@@ -61,6 +59,7 @@ class _Batch:
     """A batch sorted against the log: what to write (redacted) and what is skipped, by why."""
 
     fresh: list[FixEntry] = field(default_factory=list)
+    lines: dict[str, tuple[FixEntry, bytes]] = field(default_factory=dict)  # by id: an unredacted one's line
     contents: set[bytes | None] = field(default_factory=set)  # the content_key of each fresh entry
     duplicates: list[str] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
@@ -78,12 +77,17 @@ def _keep_sessions(files: ProjectFiles, dropped: Sequence[FixEntry]) -> None:
 
 
 def _sort_batch(
-    entries: Sequence[FixEntry], seen: set[str], refused: Collection[str], contents: Collection[bytes | None]
+    entries: Sequence[FixEntry],
+    seen: set[str],
+    refused: Collection[str],
+    contents: Collection[bytes | None],
+    lines: Sequence[bytes],
 ) -> _Batch:
-    """Sort ``entries`` (in order) against the ids ``seen`` in the log (added to as it goes), the ids
-    ``forget`` deleted (``refused``) and the ``contents`` the log holds (``store.entry.content_key``)."""
+    """Sort ``entries`` (in order; ``lines``: each one's log line) against the ids ``seen`` in the log
+    (added to as it goes), the ids ``forget`` deleted (``refused``) and the ``contents`` the log holds
+    (``store.entry.content_key``)."""
     batch = _Batch()
-    for entry in entries:
+    for entry, line in zip(entries, lines, strict=True):
         if entry.id in seen:
             batch.duplicates.append(entry.id)
             continue
@@ -91,7 +95,9 @@ def _sort_batch(
         if entry.id in refused:
             batch.forgotten.append(entry.id)
             continue
-        redacted = _redacted(entry)
+        redacted = _redacted(entry, line)
+        if redacted is entry:
+            batch.lines[entry.id] = (entry, line)
         content = content_key(redacted)
         if content is not None and (content in contents or content in batch.contents):
             batch.same_content.append(entry.id)
@@ -99,6 +105,16 @@ def _sort_batch(
         batch.contents.add(content)
         batch.fresh.append(redacted)
     return batch
+
+
+def _lines_of(added: Sequence[FixEntry], made: dict[str, tuple[FixEntry, bytes]]) -> list[bytes]:
+    """The log line of each of ``added``: the one ``append`` made when neither redaction nor reconcile
+    (``supersedes``) changed the entry since, else encoded again."""
+    lines = []
+    for entry in added:
+        known = made.get(entry.id)
+        lines.append(known[1] if known is not None and known[0] is entry else fixlog.encode_entry(entry))
+    return lines
 
 
 class Appending(Summaries):
@@ -114,26 +130,29 @@ class Appending(Summaries):
         (naming the path; the log is left as it was).
         """
         canonical = canonical_key(project_key)
+        lines = []
         for entry in entries:
             if entry.project not in (project_key, canonical):  # extraction stores the redacted key
                 raise InvalidEntry(
                     f"entry {entry.id} is for project {redact(entry.project)!r}, not {canonical!r}"
                 )
             try:
-                fixlog.encode_entry(entry)
+                lines.append(fixlog.encode_entry(entry))
             except TypeError as exc:  # orjson refuses lone surrogates: such text cannot be a JSON line
                 raise InvalidEntry(f"entry {entry.id} holds text that is not valid UTF-8: {exc}") from exc
         files = self._files(owner, project_key)
         ensure_dir(files.directory)
         with self._lock(owner, project_key, files):
-            return self._append_locked(files, entries)
+            return self._append_locked(files, entries, lines)
 
-    def _append_locked(self, files: ProjectFiles, entries: Sequence[FixEntry]) -> AppendResult:
+    def _append_locked(
+        self, files: ProjectFiles, entries: Sequence[FixEntry], lines: Sequence[bytes]
+    ) -> AppendResult:
         current, quarantined = self._prepare(files)
         view = current.view
         contents = current.content_keys()  # not changed here: a write that fails must leave it as it was
         # seen: the log's entries at the cap (lines past it are no entries of it)
-        batch = _sort_batch(entries, set(view.rows), read_forgotten(files.forgotten), contents)
+        batch = _sort_batch(entries, set(view.rows), read_forgotten(files.forgotten), contents, lines)
         if not batch.fresh:
             if quarantined:  # the repair changed the log
                 self._keep_summary(files, current.snapshot, lambda: summarize(view.entries))
@@ -156,7 +175,9 @@ class Appending(Summaries):
             plan = plan_rotation(grown.entries, self.cap)
             dropped, rows = plan.drop, plan.kept_rows
             _keep_sessions(files, dropped)  # first: a crash before the log's write loses no session
-        snapshot, line_rows, moved = self._write_added(files, current, added, grown.entries, rows)
+        snapshot, line_rows, moved = self._write_added(
+            files, current, added, grown.entries, rows, encoded=_lines_of(added, batch.lines)
+        )
         known: set[bytes | None] | None
         if dropped:
             grown = grown.subset(rows)
@@ -181,10 +202,12 @@ class Appending(Summaries):
         added: Sequence[FixEntry],
         grown: Sequence[FixEntry],
         rows: Sequence[int],
+        *,
+        encoded: Sequence[bytes],
     ) -> tuple[Snapshot, list[int] | None, int]:
-        """Write ``added`` to the log, which then holds the ``rows`` of ``grown`` (its entries and
-        ``added``). Returns the new parse, the line of each kept entry (None: every line, in order) and
-        the lines moved to quarantine.
+        """Write ``added`` (``encoded``: each one's log line) to the log, which then holds the ``rows`` of
+        ``grown`` (its entries and ``added``). Returns the new parse, the line of each kept entry (None:
+        every line, in order) and the lines moved to quarantine.
 
         Rotation with slack: the lines stay on disk until the log would hold more than cap + slack (or a
         new entry has the id of a line past the cap: a replayed turn rotation dropped); readers rotate.
@@ -193,11 +216,11 @@ class Appending(Summaries):
         past_cap = snapshot.ids.difference(view.rows) if len(snapshot.entries) > len(view.entries) else set()
         lines = len(snapshot.entries) + len(added)
         if lines > self.cap + self.slack or any(e.id in past_cap for e in added):
-            raws = [*current.raw_lines(), *(fixlog.encode_entry(e) for e in added)]
+            raws = [*current.raw_lines(), *encoded]
             keep = [(grown[i], raws[i]) for i in rows]
             snapshot, moved = fixlog.rewrite(files.log, files.quarantine, snapshot, keep, now=self._clock())
             return snapshot, None, moved
         start = len(snapshot.entries)
-        snapshot = fixlog.append_entries(files.log, snapshot, added)
+        snapshot = fixlog.append_entries(files.log, snapshot, added, encoded)
         every = [*current.line_rows(), *range(start, start + len(added))]
         return snapshot, [every[i] for i in rows], 0

@@ -272,12 +272,15 @@ def encode_entry(entry: FixEntry) -> bytes:
     return orjson.dumps(entry.model_dump(mode="json")) + b"\n"
 
 
-def append_entries(path: Path, snapshot: Snapshot, entries: Sequence[FixEntry]) -> Snapshot:
+def append_entries(
+    path: Path, snapshot: Snapshot, entries: Sequence[FixEntry], lines: Sequence[bytes] | None = None
+) -> Snapshot:
     """Append ``entries`` as whole lines in one write and one fsync; returns the new snapshot.
 
-    ``snapshot`` must be the one ``prepare_for_write`` returned under the same lock.
+    ``snapshot`` must be the one ``prepare_for_write`` returned under the same lock. ``lines``: each
+    entry's ``encode_entry`` when the caller made them already (None: encoded here).
     """
-    lines = [encode_entry(e) for e in entries]
+    lines = [encode_entry(e) for e in entries] if lines is None else list(lines)
     data = b"".join(lines)
     stat = append_durably(path, data, expected_size=snapshot.complete_len)
     identity = FileIdentity.of(stat)

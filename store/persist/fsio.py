@@ -83,8 +83,11 @@ def temp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 
-# Directory -> its mtime (ns) when a sweep of it for these names found it clean: see remove_stale_temps.
+# (directory, name) -> the directory's mtime (ns) when a sweep of it for that name found it clean, and
+# directory -> its mtime when a sweep found no temp file of any name in it: see remove_stale_temps.
 _clean_at: dict[tuple[str, str], int] = {}
+_all_clean_at: dict[str, int] = {}
+_ANY_TEMP = re.compile(r"\..+\.\d+\.[0-9a-f]{8}\.tmp")
 
 
 def remove_stale_temps(path: Path, *, force: bool = False) -> int:
@@ -97,26 +100,33 @@ def remove_stale_temps(path: Path, *, force: bool = False) -> int:
     The directory is listed only when it changed since this process last found it clean for ``path``
     (its mtime moves whenever a file in it is created, renamed or deleted, which leaving a temp file
     behind takes): a writer appending to a project of a directory of many skips the listing, which was a
-    scan of every project's files on every append. ``force`` lists it anyway: ``forget`` must leave no
-    copy of the entry, even one a clock too coarse to move the mtime would hide.
+    scan of every project's files on every append. A listing that finds no temp file of any name marks the
+    whole directory clean, so the other projects' files of it are not listed for until it changes (else a
+    worker's first append to each of its projects listed the directory, and again after each new project).
+    ``force`` lists it anyway: ``forget`` must leave no copy of the entry, even one a clock too coarse to
+    move the mtime would hide.
     """
-    key = (str(path.parent), path.name)
+    directory = str(path.parent)
+    key = (directory, path.name)
     try:
         seen = os.stat(path.parent).st_mtime_ns
     except FileNotFoundError:
         return 0
     except OSError as exc:
         raise unavailable(path.parent, exc) from exc
-    if not force and _clean_at.get(key) == seen:
+    if not force and seen in (_clean_at.get(key), _all_clean_at.get(directory)):
         return 0
     pattern, removed = re.compile(rf"\.{re.escape(path.name)}\.\d+\.[0-9a-f]{{8}}\.tmp"), 0
     try:
         with os.scandir(path.parent) as entries:
-            stale = [e.path for e in entries if pattern.fullmatch(e.name)]
+            temps = [e for e in entries if _ANY_TEMP.fullmatch(e.name)]
     except FileNotFoundError:
         return 0
     except OSError as exc:
         raise unavailable(path.parent, exc) from exc
+    if not temps:  # the mtime was read before the listing: a temp made since then moved it
+        _all_clean_at[directory] = seen
+    stale = [e.path for e in temps if pattern.fullmatch(e.name)]
     for name in stale:
         try:
             os.unlink(name)
@@ -179,18 +189,22 @@ def overwrite_in_place(path: Path, data: bytes) -> None:
 
     For derived files checked by a digest (``overwrite_sealed``, ``overwrite_with_seal``). Not temp file
     + rename: a rename over an existing file makes ext4 flush the new file's data first (``auto_da_alloc``:
-    ``bench/summary_ab.py``'s notes), where a write in place costs no flush. Raises StoreUnavailable
-    naming the path.
+    ``bench/summary_ab.py``'s notes), where a write in place costs no flush. The cut is made only when
+    the file was longer than ``data`` (an ``fstat``, not a ``ftruncate`` that journals a metadata change
+    each time: these files mostly grow); a writer racing this one can leave bytes past the end, which
+    the digest refuses, as it refuses any interleaving. Raises StoreUnavailable naming the path.
     """
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     except OSError as exc:
         raise unavailable(path, exc) from exc
     try:
+        longer = os.fstat(fd).st_size > len(data)
         written = os.pwrite(fd, data, 0)
         if written != len(data):
             raise OSError(0, f"short write: {written} of {len(data)} bytes")
-        os.ftruncate(fd, len(data))
+        if longer:
+            os.ftruncate(fd, len(data))
     except OSError as exc:
         raise unavailable(path, exc) from exc
     finally:

@@ -265,3 +265,24 @@ def test_worker_stages_times_every_stage_and_puts_the_functions_back() -> None:
     assert set(stages) == {s for s, _, _ in worker_stages.STAGES}
     assert summary["stage_calls"]["decide/extract"] == 30 and stages["append"] > 0
     assert summary["run_batch_cpu_ms_per_event"] >= stages["append"]
+
+
+def test_latency_ab_summarizes_each_sides_windows() -> None:
+    from bench.latency_ab import summarize  # noqa: PLC0415
+
+    runs = {
+        "old": [
+            {"probe_p50_ms": 100.0, "probe_p99_ms": 900.0},
+            {"probe_p50_ms": 300.0, "probe_p99_ms": 1500.0},
+        ],
+        "new": [
+            {"probe_p50_ms": 200.0, "probe_p99_ms": None},
+            {"probe_p50_ms": 50.0, "probe_p99_ms": 1000.0},
+        ],
+    }
+    summary = summarize(runs)
+    assert summary["old"] == {
+        "probe_p50_ms_median": 200.0, "probe_p99_ms_median": 1200.0, "probe_p99_ms": [900.0, 1500.0],
+        "runs_meeting_goal": 1,
+    }  # fmt: skip
+    assert summary["new"]["probe_p99_ms_median"] == 1000.0 and summary["new"]["runs_meeting_goal"] == 1

@@ -38,3 +38,28 @@ def test_text_without_anchors_is_returned_as_is() -> None:
     text = "changed src/app.py; tests: 3 passed"
     assert not redaction.might_hold_secret(text)
     assert redaction.redact(text) is text
+
+
+def _any_anchor(text: str) -> bool:
+    low = text.lower()
+    return any(anchor in low for anchor in redaction._ANCHORS)
+
+
+ANCHOR_PIECES = [
+    *redaction._ANCHORS,
+    *(a[:-1] for a in redaction._ANCHORS),
+    *(a.upper() for a in redaction._ANCHORS),
+]
+
+
+@settings(max_examples=600)
+@given(st.lists(st.one_of(st.sampled_from(ANCHOR_PIECES), st.text(max_size=6)), max_size=10).map("".join))
+def test_the_anchor_trie_finds_exactly_what_substring_tests_find(text: str) -> None:
+    assert redaction.might_hold_secret(text) is _any_anchor(text)
+
+
+def test_each_anchor_alone_and_inside_text_is_found() -> None:
+    for anchor in redaction._ANCHORS:
+        assert redaction.might_hold_secret(anchor)
+        assert redaction.might_hold_secret(f"x {anchor.upper()} y")
+        assert redaction.might_hold_secret(anchor[:-1]) is _any_anchor(anchor[:-1])

@@ -60,3 +60,21 @@ def test_forced_sweeps_list_even_an_unchanged_directory(
     os.utime(tmp_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert remove_stale_temps(log) == 0 and stale.exists()  # the cheap path misses it
     assert remove_stale_temps(log, force=True) == 1 and not stale.exists()  # forget's sweep does not
+
+
+def test_a_directory_found_free_of_any_temp_is_not_listed_for_its_other_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = [tmp_path / f"p{i}.jsonl" for i in range(3)]
+    for log in logs:
+        log.write_bytes(b"")
+    listings: list[object] = []
+    real = os.scandir
+    monkeypatch.setattr(fsio.os, "scandir", lambda p: listings.append(p) or real(p))
+    assert remove_stale_temps(logs[0]) == 0 and len(listings) == 1
+    assert [remove_stale_temps(log) for log in logs[1:]] == [0, 0] and len(listings) == 1
+    live = _temp(logs[1])  # another project's rewrite in progress: the directory is not free of temps
+    _bump(tmp_path, 1_000_000)
+    assert remove_stale_temps(logs[0]) == 0 and len(listings) == 2 and live.exists()
+    assert remove_stale_temps(logs[2]) == 0 and len(listings) == 3  # listed for its own name
+    assert remove_stale_temps(logs[1]) == 1 and len(listings) == 4 and not live.exists()
