@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fixmem.limits import DEFAULT_K, DEFAULT_PROMPT_BUDGET_TOKENS, MAX_ERROR_CHARS, MAX_QUERY_CHARS
 from ingest.schema import TurnEvent
 from store import FixEntry, FixStore, Recalled, fit_query, prompt_block
 from store.impact import ImpactReport, SessionOutcome, sessions_of
 from store.impact import report as impact_report
+from store.localize import Localized
 from store.notes.render import DEFAULT_CEILING
 from store.notes.workspace import workspace_prompt_block
 from store.summary import LogSummary
@@ -30,13 +32,45 @@ from store.summary import LogSummary
 @dataclass(frozen=True)
 class Question:
     """What to recall for: the task text, files it is about, errors it hit, at most ``k`` fixes, and the
-    checkout (``workspace``: fixes whose files are gone there are marked stale; None: not checked)."""
+    checkout (``workspace``: fixes whose files are gone there are marked stale; None: not checked).
+
+    ``weights`` (the surfaces' form; () when every file is known): how sure each of ``files`` is, in
+    (0, 1]; a file of weight 1 is known, one under 1 a guess (a client localized the task to it, as
+    ``localized`` says with the reason: what an in-process caller passes)."""
 
     query: str
     files: Sequence[str] = ()
     errors: Sequence[str] = ()
     k: int = DEFAULT_K
     workspace: str | None = None
+    weights: Sequence[float] = ()
+    localized: Sequence[Localized] = ()
+
+
+CLIENT_LOCALIZED = "the client localized the task here"  # the reason of a file sent with a weight under 1
+
+
+def check_weights(files: Sequence[str], weights: Sequence[float]) -> None:
+    """Raises ValueError unless ``weights`` is empty or gives each of ``files`` a weight in (0, 1]."""
+    if weights and len(weights) != len(files):
+        raise ValueError(f"{len(weights)} weights for {len(files)} files: give one weight per file, or none")
+    for path, weight in zip(files, weights, strict=False):
+        if not (isinstance(weight, int | float) and 0.0 < weight <= 1.0):  # NaN fails too
+            raise ValueError(f"the weight of {path} is {weight!r}: a weight is a number in (0, 1]")
+
+
+def weighed(question: Question) -> tuple[list[str], list[Localized]]:
+    """The known files of ``question`` and its guesses (``localized``, then the files of weight under 1).
+    Raises ValueError on bad weights (``check_weights``)."""
+    check_weights(question.files, question.weights)
+    weights = question.weights or [1.0] * len(question.files)
+    known = [f for f, w in zip(question.files, weights, strict=True) if w >= 1.0]
+    guessed = [
+        Localized(f, float(w), CLIENT_LOCALIZED)
+        for f, w in zip(question.files, weights, strict=True)
+        if w < 1.0
+    ]
+    return known, [*question.localized, *guessed]
 
 
 @dataclass(frozen=True)
@@ -56,17 +90,21 @@ def find(store: FixStore, owner: str, project: str, question: Question, *, now: 
     """The fixes of ``owner``'s ``project`` relevant to ``question``, best first (the query and errors
     fitted to ``MAX_QUERY_CHARS`` / ``MAX_ERROR_CHARS`` as every surface fits them).
 
-    Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key.
+    Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key,
+    ValueError on bad weights.
     """
+    files, localized = weighed(question)
+    guesses: dict[str, Any] = {"localized": localized} if localized else {}
     return store.recall(
         owner,
         project,
         fit_query(question.query, MAX_QUERY_CHARS),
-        files=list(question.files),
+        files=files,
         errors=[fit_query(error, MAX_ERROR_CHARS) for error in question.errors],
         k=question.k,
         workspace=question.workspace,
         now=now,
+        **guesses,
     )
 
 

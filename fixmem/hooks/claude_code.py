@@ -271,8 +271,9 @@ def handle(
                 start_daemon(config, (config.owner, project_of(config, cwd)))
         trace["result"] = "session start" + ("" if config.remote else ": the recall daemon is warming up")
         return None
-    if action.event == "UserPromptSubmit":  # files the prompt names weigh in (recall's files signal)
-        action = Lookup(action.event, action.query.replace(files=mentioned_files(action.query.q, cwd)))
+    if action.event == "UserPromptSubmit":  # files the prompt names weigh in, and where it localizes in cwd
+        prompt = action.query.q
+        action = Lookup(action.event, Query(prompt, mentioned_files(prompt, cwd), checkout=cwd or None))
     session_id = _str(payload, "session_id") or NO_SESSION
     if config.project:
         project = config.project

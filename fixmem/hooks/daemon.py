@@ -43,9 +43,15 @@ def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
             raise ValueError(f"not a protocol {PROTOCOL} request")
         if request.get("kind") == "cli":
             return _run_command(request)
-        files = request.get("files") or []
-        error = request.get("error")
-        query = Query(str(request["q"]), tuple(str(f) for f in files), str(error) if error else None)
+        files, weights = request.get("files") or [], request.get("weights") or []
+        error, checkout = request.get("error"), request.get("checkout")
+        query = Query(
+            str(request["q"]),
+            tuple(str(f) for f in files),
+            str(error) if error else None,
+            weights=tuple(float(w) for w in weights),
+            checkout=str(checkout) if checkout else None,
+        )
         found = reader.recall(
             str(request["owner"]),
             str(request["project"]),
@@ -134,6 +140,7 @@ def _listen(reader: LocalReader, hooks_dir: str, idle: float) -> int:
             except TimeoutError:
                 if time.monotonic() - last >= idle or not _still_ours(bound):
                     return served
+                reader.poll()  # reap the index builds that ended
                 continue
             with conn:
                 conn.settimeout(CONNECTION_TIMEOUT_SECONDS)

@@ -124,6 +124,8 @@ class DaemonReader(Reader):
             "k": self.config.k,
             "budget_tokens": self.config.prompt_budget_tokens,
         }
+        if query.checkout and self.config.localize:  # the daemon localizes the task in it
+            request["checkout"] = query.checkout
         self.cold = False
         try:
             sock = connect(self.path, self.config.timeout_seconds)

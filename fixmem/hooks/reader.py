@@ -13,13 +13,17 @@ Errors are ``ReaderError`` (the hook logs and counts them, and answers nothing).
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from fixmem.hooks.config import HookConfig
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    Localizer = Callable[[str, str], list[tuple[str, float]]]  # (checkout, task text) -> (file, weight)s
 
 # Mirrors of fixmem.limits (checked by a test): what the API accepts, so that every mode asks the same.
 MAX_QUERY_CHARS = 16_384
@@ -37,24 +41,68 @@ class ColdStart(ReaderError):
 
 
 class Query:
-    """What to recall for: the task text, files, an error. ``q`` is what the API requires."""
+    """What to recall for: the task text, files, an error. ``q`` is what the API requires. ``weights``:
+    how sure each file is, in (0, 1] (1: known; fewer: a guess, e.g. localized), or () when all are known.
+    ``checkout``: the directory the task runs in, where a task-start recall localizes it (never sent to
+    the API: a remote reader localizes on this side and sends the files with their weights)."""
 
-    __slots__ = ("error", "files", "q")
+    __slots__ = ("checkout", "error", "files", "q", "weights")
 
-    def __init__(self, q: str, files: tuple[str, ...] = (), error: str | None = None) -> None:
+    def __init__(
+        self,
+        q: str,
+        files: tuple[str, ...] = (),
+        error: str | None = None,
+        *,
+        weights: tuple[float, ...] = (),
+        checkout: str | None = None,
+    ) -> None:
         self.q, self.files, self.error = q, files, error
+        self.weights, self.checkout = weights, checkout
 
     def replace(self, *, q: str | None = None, files: tuple[str, ...] | None = None) -> Query:
-        """A copy with another text or files."""
-        return Query(self.q if q is None else q, self.files if files is None else files, self.error)
+        """A copy with another text or files (files replaced: their weights dropped)."""
+        if files is None:
+            return Query(
+                self.q if q is None else q,
+                self.files,
+                self.error,
+                weights=self.weights,
+                checkout=self.checkout,
+            )
+        return Query(self.q if q is None else q, files, self.error, checkout=self.checkout)
+
+    def with_guesses(self, guesses: list[tuple[str, float]]) -> Query:
+        """A copy with the (file, weight) ``guesses`` added after the files not among them (the files
+        weigh 1 then)."""
+        known = dict(zip(self.files, self.weights or (1.0,) * len(self.files), strict=True))
+        added = [(f, w) for f, w in guesses if f not in known]
+        if not added:
+            return self
+        files = (*known, *(f for f, _ in added))
+        return Query(
+            self.q,
+            files,
+            self.error,
+            weights=(*known.values(), *(w for _, w in added)),
+            checkout=self.checkout,
+        )
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Query) and self.to_json() == other.to_json()
+        return isinstance(other, Query) and (self.to_json(), self.checkout) == (
+            other.to_json(),
+            other.checkout,
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Query({self.q!r}, files={self.files!r}, error={self.error!r})"
+        shown = f"Query({self.q!r}, files={self.files!r}, error={self.error!r}"
+        return (
+            shown
+            + (f", weights={self.weights!r}" if self.weights else "")
+            + (f", checkout={self.checkout!r})" if self.checkout else ")")
+        )
 
     def text(self) -> str:
         """The text recalled for, fitted to the API's bound as the CLI and the MCP tool fit it."""
@@ -67,10 +115,11 @@ class Query:
 
     def to_json(self) -> dict[str, Any]:
         """The request body of ``POST /api/fix-memory`` (and of the daemon) without the project."""
-        body: dict[str, Any] = {
-            "q": self.text(),
-            "files": [f for f in self.files if 0 < len(f) <= MAX_PATH_CHARS][:MAX_FILES],
-        }
+        weights = self.weights or (1.0,) * len(self.files)
+        kept = [(f, w) for f, w in zip(self.files, weights, strict=True) if 0 < len(f) <= MAX_PATH_CHARS]
+        body: dict[str, Any] = {"q": self.text(), "files": [f for f, _ in kept[:MAX_FILES]]}
+        if self.weights:
+            body["weights"] = [w for _, w in kept[:MAX_FILES]]
         if self.error:
             body["error"] = self.error
         return body
@@ -108,6 +157,8 @@ class Candidate:
 class Reader:
     """Recall for the hooks (the readers below)."""
 
+    localizer: Localizer | None = None
+
     def candidates(self, project: str, query: Query) -> list[Candidate]:
         """Ranked candidates for ``query`` in ``project``; raises ReaderError."""
         raise NotImplementedError
@@ -133,12 +184,17 @@ def pair(entries: list[tuple[str, tuple[str, ...], bool]], block: str) -> list[C
 class RemoteReader(Reader):
     """Recall through ``POST /api/fix-memory`` of a running ``fixmem serve``/``fixmem up``."""
 
-    def __init__(self, url: str, token: str, *, timeout: float, k: int) -> None:
+    def __init__(
+        self, url: str, token: str, *, timeout: float, k: int, localizer: Localizer | None = None
+    ) -> None:
         self.url, self.token, self.timeout, self.k = url.rstrip("/"), token, timeout, k
+        self.localizer = localizer  # the server cannot see the checkout: this side localizes
 
     def candidates(self, project: str, query: Query) -> list[Candidate]:
         from fixmem.hooks.http import request  # noqa: PLC0415
 
+        if query.checkout and self.localizer is not None:
+            query = query.with_guesses(self.localizer(query.checkout, query.q))
         body = query.to_json()
         if not body["q"]:
             return []
@@ -177,6 +233,34 @@ class LocalReader(Reader):
     def __init__(self, config: HookConfig) -> None:
         self.config = config
         self._store: Any = None  # one FixStore: its parsed-log cache makes later recalls warm
+        self._keeper: Any = None  # fixmem.localize.keeper.Keeper: the checkouts' indexes, kept warm
+
+    def localized(self, checkout: str, text: str) -> tuple[Any, ...]:
+        """Where ``text`` points in ``checkout`` (``store.localize.Localized``s), from the index this
+        process keeps warm; () while it is cold or localization is off. Never raises: a failure is
+        logged and counted (``localize``), and the recall goes on text only."""
+        if not self.config.localize or not checkout:
+            return ()
+        from fixmem.hooks.session import note_failure  # noqa: PLC0415
+
+        hooks_dir = self.config.hooks_dir
+        try:
+            if self._keeper is None:
+                from fixmem.localize.keeper import Keeper  # noqa: PLC0415
+
+                self._keeper = Keeper(
+                    os.path.abspath(self.config.localize_dir),
+                    on_failure=lambda message: note_failure(hooks_dir, "localize", message),
+                )
+            return tuple(self._keeper.localized(checkout, text))
+        except Exception as exc:  # localization is a bonus: never the reason a recall fails
+            note_failure(hooks_dir, "localize", f"{type(exc).__name__}: {exc}")
+            return ()
+
+    def poll(self) -> None:
+        """Reap the index builds that ended (an idle daemon calls it)."""
+        if self._keeper is not None:
+            self._keeper.poll()
 
     def candidates(self, project: str, query: Query) -> list[Candidate]:
         return self.recall(self.config.owner, project, query, self.config.k, self.config.prompt_budget_tokens)
@@ -196,7 +280,11 @@ class LocalReader(Reader):
             if self._store is None:
                 self._store = local_store(self.config)
             errors = [body["error"]] if body.get("error") else []
-            question = service.Question(body["q"], body["files"], errors, k)
+            localized = self.localized(query.checkout, body["q"]) if query.checkout else ()
+            weights = body.get("weights") or ()
+            question = service.Question(
+                body["q"], body["files"], errors, k, weights=weights, localized=localized
+            )
             found = service.recall(
                 self._store, owner, project, question, budget_tokens=budget_tokens, now=now
             )
