@@ -36,13 +36,18 @@ CONNECTION_TIMEOUT_SECONDS = 5.0
 
 def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
     """The answer to one request line: ``{"ok": true, "candidates": [[id, files, line], …]}`` (a recall),
-    ``{"ok": true, "code": …, "stdout": …, "stderr": …}`` (kind ``cli``) or ``{"ok": false, "error": …}``."""
+    ``{"ok": true, "code": …, "stdout": …, "stderr": …}`` (kind ``cli``), ``{"ok": true, "localized":
+    [[path, weight, why], …]}`` (kind ``localize``: () while the checkout's index is cold) or ``{"ok":
+    false, "error": …}``. A recall with a ``checkout`` is localized there first."""
     try:
         request = json.loads(raw)
         if not isinstance(request, dict) or request.get("v") != PROTOCOL:
             raise ValueError(f"not a protocol {PROTOCOL} request")
         if request.get("kind") == "cli":
             return _run_command(request)
+        if request.get("kind") == "localize":  # a remote-mode hook: where the task points in its checkout
+            guesses = reader.localized(str(request["checkout"]), str(request["q"]))
+            return {"ok": True, "localized": [[g.path, g.weight, g.why] for g in guesses]}
         files, weights = request.get("files") or [], request.get("weights") or []
         error, checkout = request.get("error"), request.get("checkout")
         query = Query(

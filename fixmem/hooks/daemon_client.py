@@ -176,3 +176,33 @@ class DaemonReader(Reader):
                 if now - started > START_GRACE_SECONDS and not daemon_running(hooks_dir):
                     raise ReaderError(f"recall daemon exited at start (see {hooks_dir}/hook.log)") from exc
                 time.sleep(POLL_SECONDS)
+
+
+def localized_by_daemon(config: HookConfig, checkout: str, text: str) -> list[tuple[str, float]]:
+    """(file, weight) of where ``text`` points in ``checkout``, asked of the data directory's daemon (a
+    remote-mode hook: the index stays warm there, a hook process could not load it in its budget). No
+    daemon answering: one is started for the next prompt, and [] now. Raises ReaderError."""
+    request: dict[str, object] = {"v": PROTOCOL, "kind": "localize", "checkout": checkout, "q": text}
+    path = os.path.join(config.hooks_dir, SOCKET_NAME)
+    try:
+        sock = connect(path, config.timeout_seconds)
+    except (FileNotFoundError, ConnectionRefusedError):
+        try:
+            os.makedirs(config.hooks_dir, exist_ok=True)
+            if not daemon_running(config.hooks_dir):
+                start_daemon(config)
+        except OSError as exc:
+            raise ReaderError(f"cannot start the recall daemon in {config.hooks_dir}: {exc}") from exc
+        return []
+    except OSError as exc:
+        raise ReaderError(f"recall daemon at {path}: {exc}") from exc
+    try:
+        answer = exchange(sock, request)
+        if answer.get("ok") is not True:
+            raise ValueError(str(answer.get("error")))
+        found = answer["localized"]
+        if not isinstance(found, list):
+            raise TypeError("localized is not a list")
+        return [(str(item[0]), float(item[1])) for item in found]
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise ReaderError(f"recall daemon, localizing: {exc}") from exc

@@ -34,8 +34,10 @@ def reader_for(config: HookConfig, *, in_process: bool = False, wait_cold: bool 
 def localizer_for(config: HookConfig, *, long_lived: bool) -> Localizer | None:
     """How a remote reader localizes a task in its checkout (the server cannot see it); None when
     ``FIXMEM_LOCALIZE`` is off. ``long_lived`` (the harness adapter): the indexes are kept warm in this
-    process (``fixmem.localize.keeper.Keeper``); else (a hook) the cached index is read for each prompt
-    (``localize_now``) and a missing one is built by a detached child for the next. Never raises."""
+    process (``fixmem.localize.keeper.Keeper``); else (a hook) the data directory's recall daemon keeps
+    them warm and is asked (started when none runs: text only this time), or, with the daemon off, the
+    cached index is read (``localize_now``: a missing one is built by a detached child for the next).
+    Never raises."""
     if not config.localize:
         return None
     if long_lived:
@@ -43,13 +45,17 @@ def localizer_for(config: HookConfig, *, long_lived: bool) -> Localizer | None:
         return lambda checkout, text: [(g.path, g.weight) for g in local.localized(checkout, text)]
 
     def once(checkout: str, text: str) -> list[tuple[str, float]]:
+        from fixmem.hooks.session import note_failure  # noqa: PLC0415
+
         try:
-            from fixmem.localize.keeper import localize_now  # noqa: PLC0415 - the index: only for a prompt
+            if config.daemon_idle_seconds > 0:  # the daemon keeps the index warm
+                from fixmem.hooks.daemon_client import localized_by_daemon  # noqa: PLC0415
+
+                return localized_by_daemon(config, checkout, text)
+            from fixmem.localize.keeper import localize_now  # noqa: PLC0415 - no daemon: the cached index
 
             return [(g.path, g.weight) for g in localize_now(config.localize_dir, checkout, text)]
         except Exception as exc:  # localization is a bonus: never the reason a recall fails
-            from fixmem.hooks.session import note_failure  # noqa: PLC0415
-
             note_failure(config.hooks_dir, "localize", f"{type(exc).__name__}: {exc}")
             return []
 

@@ -234,8 +234,9 @@ def _write(checkout: Checkout, path: str, key: str, value: object) -> None:
     body = {"v": CACHE_VERSION, "root": checkout.root, "head": checkout.head, key: value}
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(body, handle, separators=(",", ":"))
+        data = json.dumps(body, separators=(",", ":")).encode()  # one C call: json.dump streams in Python
+        with open(tmp, "wb") as handle:
+            handle.write(data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
