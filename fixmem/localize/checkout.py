@@ -68,7 +68,60 @@ def _git(cwd: str, *args: str, timeout: float = GIT_TIMEOUT_SECONDS) -> bytes:
 
 
 def checkout_of(cwd: str, *, timeout: float = GIT_TIMEOUT_SECONDS) -> Checkout | None:
-    """The checkout ``cwd`` lies in; None outside git or before a first commit (one ``git`` run)."""
+    """The checkout ``cwd`` lies in; None outside git or before a first commit. Read from ``.git`` (a
+    prompt's path: no process), else asked of ``git`` (an unusual layout)."""
+    return _read_checkout(cwd) or _ask_git(cwd, timeout)
+
+
+def _read_checkout(cwd: str) -> Checkout | None:
+    """The checkout from the files of the nearest ``.git`` up from ``cwd`` (a directory, or a worktree's
+    ``gitdir:`` file); None when that is not plain (then git is asked)."""
+    here = os.path.abspath(cwd)
+    while True:
+        dot = os.path.join(here, ".git")
+        if os.path.exists(dot):
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    try:
+        gitdir = dot
+        if os.path.isfile(dot):
+            with open(dot, encoding="utf-8") as handle:
+                gitdir = os.path.join(here, handle.read().strip().removeprefix("gitdir: "))
+        common = gitdir
+        if os.path.isfile(os.path.join(gitdir, "commondir")):
+            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+                common = os.path.join(gitdir, handle.read().strip())
+        with open(os.path.join(gitdir, "HEAD"), encoding="utf-8") as handle:
+            head = handle.read().strip()
+        if head.startswith("ref: "):
+            head = _ref(common, head[5:])
+    except OSError:
+        return None
+    return Checkout(here, head) if len(head) == 40 else None
+
+
+def _ref(common: str, name: str) -> str:
+    """The sha ``name`` points at (loose, else packed); "" when not found. Raises OSError."""
+    try:
+        with open(os.path.join(common, name), encoding="utf-8") as handle:
+            return handle.read().strip()
+    except FileNotFoundError:
+        pass
+    try:
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as handle:
+            for line in handle:
+                sha, _, ref = line.strip().partition(" ")
+                if ref == name:
+                    return sha
+    except FileNotFoundError:
+        pass
+    return ""
+
+
+def _ask_git(cwd: str, timeout: float) -> Checkout | None:
     try:
         out = _git(cwd, "rev-parse", "--show-toplevel", "HEAD", timeout=timeout).decode("utf-8", "replace")
     except CheckoutError:

@@ -122,3 +122,15 @@ def test_the_build_child_exits_busy_failed_or_ok(repo: Path, tmp_path: Path) -> 
 def test_outside_git_there_is_no_checkout(tmp_path: Path) -> None:
     assert ck.checkout_of(str(tmp_path)) is None
     assert ck.checkout_of(str(tmp_path / "missing")) is None
+
+
+def test_the_checkout_is_read_from_git_files_as_git_says_it(repo: Path, tmp_path: Path) -> None:
+    said = ck._ask_git(str(repo / "web"), ck.GIT_TIMEOUT_SECONDS)
+    assert said is not None and ck._read_checkout(str(repo / "web")) == said
+    git(repo, "pack-refs", "--all")  # the branch only in packed-refs now
+    assert ck._read_checkout(str(repo)) == said
+    git(repo, "worktree", "add", "-q", str(tmp_path / "other"), "-b", "other")  # a .git file, a commondir
+    other = ck._ask_git(str(tmp_path / "other"), ck.GIT_TIMEOUT_SECONDS)
+    assert other is not None and ck._read_checkout(str(tmp_path / "other")) == other
+    git(repo, "checkout", "-q", "--detach")
+    assert ck._read_checkout(str(repo)) == said  # a detached HEAD holds the sha itself
