@@ -95,6 +95,7 @@ def serve(
     *,
     warm: tuple[str, str] | None = None,
     warm_cli: bool = False,
+    warm_checkout: str | None = None,
     idle_seconds: float | None = None,
 ) -> int:
     """Serve until idle for ``idle_seconds`` (default: the config's); the number of requests answered,
@@ -121,6 +122,8 @@ def serve(
                 reader.recall(warm[0], warm[1], Query("warm up"), 1, config.prompt_budget_tokens)
             except ReaderError as exc:
                 note_failure(hooks_dir, "daemon", f"warming {warm[1]}: {exc}")
+        if warm_checkout:  # its index loaded or built (in a child) while the session starts
+            reader.localized(warm_checkout, "")
         return _listen(reader, hooks_dir, idle)
 
 
@@ -179,12 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm-owner", default="")
     parser.add_argument("--warm-project", default="")
     parser.add_argument("--warm-cli", action="store_true", help="import the CLI's forwarded commands")
+    parser.add_argument("--warm-checkout", default="", help="load or build this checkout's index")
     args = parser.parse_args(argv)
     config = HookConfig.from_env()
     warm = (args.warm_owner, args.warm_project) if args.warm_owner and args.warm_project else None
     signal.signal(signal.SIGTERM, _terminate)  # leave no socket behind
     try:
-        serve(config, warm=warm, warm_cli=args.warm_cli)
+        serve(config, warm=warm, warm_cli=args.warm_cli, warm_checkout=args.warm_checkout or None)
     except Exception as exc:
         note_failure(config.hooks_dir, "daemon", f"{type(exc).__name__}: {exc}")
     return 0
