@@ -95,6 +95,8 @@ def _strings(text: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for match in _STRING.finditer(text):
         literal = match.group(1) or match.group(2) or match.group(3) or ""
+        if "://" in literal:  # a URL says where, not what went wrong
+            continue
         for piece in _PLACEHOLDER.split(literal):
             norm = normalize(piece)[:MAX_STRING_CHARS]
             if len(norm) >= MIN_STRING_CHARS and " " in norm:

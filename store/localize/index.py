@@ -2,8 +2,9 @@
 
 Built from the checkout's file list (``git ls-files``: every file, sources or not) and the
 ``SourceFacts`` of its source files; the caller reads the files. Lookups the resolver needs are dict
-lookups: a name's defining files, a file name's paths (the *basename map*), and the literals that
-start with a pair of words (the *string keys*), all derived once when the index is made.
+lookups: a name's defining files, a file name's paths (the *basename map*), a file stem's paths (the
+*stem map*: ``best-practices.ts`` under ``bestpractices``), a directory name's directories, and the
+literals that start with a pair of words (the *string keys*), all derived once when the index is made.
 
 ``to_json`` gives a compact shape (files once, postings as indices into them) that ``from_json``
 reads back, raising ``ValueError`` on anything else.
@@ -22,6 +23,11 @@ from store.localize.facts import SourceFacts
 JSON_VERSION = 1
 
 
+def stem_key(word: str) -> str:
+    """A file stem or a word as the stem map keys it: lower case, without ``-``, ``_`` and ``.``."""
+    return word.lower().replace("-", "").replace("_", "").replace(".", "")
+
+
 @dataclass(frozen=True)
 class CheckoutIndex:
     """What a checkout's files define and hold, by name and by normalized literal."""
@@ -32,11 +38,20 @@ class CheckoutIndex:
     by_basename: Mapping[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
     by_lower: Mapping[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
     string_keys: Mapping[tuple[str, str], tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    by_stem: Mapping[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    by_dirname: Mapping[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         bases: defaultdict[str, list[str]] = defaultdict(list)
+        stems: defaultdict[str, list[str]] = defaultdict(list)
+        dirs: defaultdict[str, set[str]] = defaultdict(set)
         for path in self.files:
-            bases[basename(path).lower()].append(path)
+            name = basename(path).lower()
+            bases[name].append(path)
+            stems[stem_key(name.split(".", 1)[0])].append(path)
+            parts = path.split("/")[:-1]
+            for end in range(1, len(parts) + 1):
+                dirs[parts[end - 1].lower()].add("/".join(parts[:end]))
         lower: defaultdict[str, list[str]] = defaultdict(list)
         for name in self.defs:
             lower[name.lower()].append(name)
@@ -47,6 +62,8 @@ class CheckoutIndex:
         object.__setattr__(self, "by_basename", {k: tuple(v) for k, v in bases.items()})
         object.__setattr__(self, "by_lower", {k: tuple(v) for k, v in lower.items()})
         object.__setattr__(self, "string_keys", {k: tuple(v) for k, v in keys.items()})
+        object.__setattr__(self, "by_stem", {k: tuple(v) for k, v in stems.items() if k})
+        object.__setattr__(self, "by_dirname", {k: tuple(sorted(v)) for k, v in dirs.items()})
 
     @classmethod
     def build(cls, files: Iterable[str], facts_by_path: Mapping[str, SourceFacts]) -> CheckoutIndex:

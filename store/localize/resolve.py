@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from store.localize.index import CheckoutIndex
+from store.localize.index import CheckoutIndex, stem_key
 
 _EXT = r"(?:py|pyi|rs|go|ts|tsx|js|jsx|mjs|cjs|mts|cts|json|toml|yaml|yml|md|html|css|scss|proto|sh|lock|mod)"
 _PY_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)')
@@ -39,6 +39,32 @@ _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _WORD_CHAR = re.compile(r"[a-z0-9_]+")
 _MODULE_EXTS = (".py", ".pyi", "/__init__.py", ".rs", "/mod.rs", ".go", ".ts", ".js")
 MAX_TOKENS = 400
+MAX_SCOPE_DIRS = 3
+MIN_STEM_CHARS = 4
+_DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc", ".html")
+_TAGGED = re.compile(r"^\[([\w./@-]+)\]")  # [mypyc] …
+_CONVENTIONAL = re.compile(r"^\w+\(([\w./@, -]+)\)!?:")  # fix(@angular/build): …
+_PREFIXED = re.compile(r"^([\w.-]+(?:/[\w.-]+)*(?:, ?[\w.-]+(?:/[\w.-]+)*)*):\s")  # gopls/internal/golang: …
+_STEM_WORD = re.compile(r"[A-Za-z][\w-]*[A-Za-z0-9]")
+# CamelCase words of prose, not names: they are defined somewhere, and say nothing of where the fix goes.
+_PROSE = frozenset(
+    [
+        "github",
+        "gitlab",
+        "macos",
+        "ios",
+        "javascript",
+        "typescript",
+        "webassembly",
+        "pypi",
+        "npm",
+        "linux",
+        "windows",
+    ]
+)
+# Directories of copies, stubs and test data: a name defined there is rarely where a task's fix goes.
+_ASIDE_DIRS = "typeshed vendor vendored third_party node_modules testdata test-data fixtures __fixtures__"
+ASIDE = frozenset(_ASIDE_DIRS.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,15 +86,27 @@ class LocalizeWeights:
     module: float = 0.75
     qualified: float = 0.8
     name: float = 0.6
-    plain_name: float = 0.45
+    plain_name: float = 0.3  # a lower-case word without ``_`` (``types``, ``parser``): a weak clue alone
     folded_case: float = 0.6
     string: float = 0.75
     string_full_chars: int = 40
     max_files: int = 4
-    min_weight: float = 0.5
+    outside: float = 0.4  # evidence outside the component the title names (``component``) counts this much
+    stem: float = 0.6  # a word equal to a file's stem, in the component or code-shaped
+    aside: float = 0.5  # a file under vendored, stub or test-data directories (``ASIDE``) counts this much
+    min_weight: float = 0.6  # set on evals/related's tuning half with the recall knobs
 
 
 DEFAULT_WEIGHTS = LocalizeWeights()
+
+
+@dataclass(frozen=True, slots=True)
+class Clue:
+    """What one token of the text points at: files, the kind's base score, and the reason."""
+
+    paths: tuple[str, ...]
+    base: float
+    why: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +144,16 @@ def evidence(
     text: str, index: CheckoutIndex, weights: LocalizeWeights = DEFAULT_WEIGHTS
 ) -> Iterator[Evidence]:
     """Every piece of evidence ``text`` gives for a file of ``index`` (one per token and file)."""
-    yield from _frames(text, index, weights)
-    yield from _paths(text, index, weights)
-    yield from _names(text, index, weights)
-    yield from _strings(text, index, weights)
+    scope = component(text, index)
+    for clues in (
+        _frames(text, index, weights),
+        _paths(text, index, weights),
+        _names(text, index, weights),
+        _strings(text, index, weights),
+        _stems(text, index, scope, weights),
+    ):
+        for clue in clues:
+            yield from _spread(clue, scope, weights)
 
 
 def resolve_path(token: str, index: CheckoutIndex) -> tuple[str, ...]:
@@ -135,16 +179,77 @@ def resolve_path(token: str, index: CheckoutIndex) -> tuple[str, ...]:
     return ()
 
 
-def _spread(paths: tuple[str, ...], base: float, why: str, weights: LocalizeWeights) -> Iterator[Evidence]:
+def _spread(clue: Clue, scope: tuple[str, ...], weights: LocalizeWeights) -> Iterator[Evidence]:
+    """The clue's base score divided among its files (none past ``max_files``, narrowed to the task's
+    component when it names one and some are in it), discounted outside the component and in ``ASIDE``."""
+    paths, why = clue.paths, clue.why
+    inside = tuple(p for p in paths if _within(p, scope)) if scope else ()
+    if inside and len(inside) < len(paths):
+        paths, why = inside, why + " (in the component the task names)"
     if not paths or len(paths) > weights.max_files:
         return
-    score = base / len(paths)
+    score = clue.base / len(paths)
     others = f" (one of {len(paths)} files)" if len(paths) > 1 else ""
     for path in paths:
-        yield Evidence(path=path, score=score, why=why + others)
+        factor = weights.aside if not ASIDE.isdisjoint(path.split("/")[:-1]) else 1.0
+        if scope and not inside:
+            factor *= weights.outside
+        yield Evidence(path=path, score=score * factor, why=why + others)
 
 
-def _frames(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Evidence]:
+def _within(path: str, scope: tuple[str, ...]) -> bool:
+    return any(path.startswith(d + "/") for d in scope)
+
+
+def component(text: str, index: CheckoutIndex) -> tuple[str, ...]:
+    """The directories the task's title names as its component (``gopls/internal/golang: …``,
+    ``fix(@angular/build): …``, ``[mypyc] …``), when each resolves to at most ``MAX_SCOPE_DIRS``."""
+    title = text.lstrip().split("\n", 1)[0]
+    match = _TAGGED.match(title) or _CONVENTIONAL.match(title) or _PREFIXED.match(title)
+    if match is None:
+        return ()
+    dirs: list[str] = []
+    for part in match.group(1).split(","):
+        name = part.strip().strip("@/").lower()
+        if not name:
+            continue
+        found = [
+            d
+            for d in index.by_dirname.get(name.rsplit("/", 1)[-1], ())
+            if d.lower() == name or ("/" in name and d.lower().endswith("/" + name))
+        ]
+        if 0 < len(found) <= MAX_SCOPE_DIRS:
+            dirs.extend(found)
+    return tuple(dirs)
+
+
+def _stems(
+    text: str, index: CheckoutIndex, scope: tuple[str, ...], weights: LocalizeWeights
+) -> Iterator[Clue]:
+    """Words equal to a source file's stem (``stringsseq`` → ``stringsseq.go``): a word of the title
+    within the component it names, a code-shaped or hyphenated word anywhere."""
+    code = {stem_key(t) for t in _name_tokens(text)}
+    title = text.lstrip().split("\n", 1)[0]
+    named = {stem_key(part) for d in scope for part in d.split("/")}
+    title_words = len(_STEM_WORD.findall(title))
+    seen: set[str] = set()
+    for at, word in enumerate(_STEM_WORD.findall(text)):
+        key = stem_key(word)
+        if len(key) < MIN_STEM_CHARS or key in seen or key in _PROSE:
+            continue
+        seen.add(key)
+        paths = tuple(p for p in index.by_stem.get(key, ()) if not p.endswith(_DOC_SUFFIXES))
+        if scope and at < title_words:
+            inside = tuple(p for p in paths if _within(p, scope))
+            if inside:  # the component's own name (``modernize/modernize.go``) is a weaker clue
+                base = weights.stem / 2 if key in named else weights.stem
+                yield Clue(inside, base, f"the title names `{word}`, this file in its component")
+                continue
+        if key in code or "-" in word:
+            yield Clue(paths, weights.stem, f"the task names `{word}`, this file's name")
+
+
+def _frames(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Clue]:
     seen: set[str] = set()
     for pattern in (_PY_FRAME, _LINE_FRAME):
         for match in pattern.finditer(text):
@@ -153,10 +258,10 @@ def _frames(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterat
                 continue
             seen.add(token)
             why = f"a traceback or location in the task points here ({token}:{line})"
-            yield from _spread(resolve_path(token, index), weights.frame, why, weights)
+            yield Clue(resolve_path(token, index), weights.frame, why)
 
 
-def _paths(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Evidence]:
+def _paths(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Clue]:
     seen: set[str] = set()
     for match in _PATH.finditer(text):
         token = match.group(1).rstrip(".")
@@ -164,72 +269,72 @@ def _paths(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterato
             continue
         seen.add(token)
         base = weights.path if "/" in token else weights.file_name
-        yield from _spread(resolve_path(token, index), base, f"the task names the file `{token}`", weights)
+        yield Clue(resolve_path(token, index), base, f"the task names the file `{token}`")
 
 
-def _name_tokens(text: str) -> dict[str, bool]:
-    """Identifier-shaped tokens of ``text`` → whether the text marks them as code (a span or a call)."""
-    tokens: dict[str, bool] = {}
+def _name_tokens(text: str) -> dict[str, None]:
+    """Identifier-shaped tokens of ``text``, first seen first: code spans' and calls' names, dotted
+    paths, and ``snake_case`` or ``CamelCase`` words."""
+    tokens: dict[str, None] = {}
     for span in _CODE_SPAN.findall(text):
-        for ident in _DOTTED.findall(span) + _IDENT.findall(span):
-            tokens[ident] = True
-    for ident in _CALL.findall(text):
-        tokens[ident] = True
-    for ident in _DOTTED.findall(text):
-        if not re.fullmatch(rf".*\.{_EXT}", ident):
-            tokens.setdefault(ident, False)
+        tokens.update(dict.fromkeys(_DOTTED.findall(span) + _IDENT.findall(span)))
+    tokens.update(dict.fromkeys(_CALL.findall(text)))
+    tokens.update(dict.fromkeys(d for d in _DOTTED.findall(text) if not re.fullmatch(rf".*\.{_EXT}", d)))
     for ident in _IDENT.findall(text):
-        if "_" in ident.strip("_") or _CAMEL.search(ident):
-            tokens.setdefault(ident, False)
         if len(tokens) >= MAX_TOKENS:
             break
+        if "_" in ident.strip("_") or _CAMEL.search(ident):
+            tokens[ident] = None
     return tokens
 
 
-def _names(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Evidence]:
-    for token, marked in _name_tokens(text).items():
+def _names(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Clue]:
+    for token in _name_tokens(text):
+        if token.lower() in _PROSE:
+            continue
         if "." in token or "::" in token:
             yield from _dotted(token, index, weights)
         elif len(token) >= 3:
-            base = weights.name if marked or "_" in token or _CAMEL.search(token) else weights.plain_name
+            shaped = "_" in token.strip("_") or _CAMEL.search(token) or token[:1].isupper()
+            base = weights.name if shaped else weights.plain_name
             yield from _defined(token, base, index, weights)
 
 
-def _defined(name: str, base: float, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Evidence]:
+def _defined(name: str, base: float, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Clue]:
     paths = index.defs.get(name)
     why = f"the task names `{name}`, defined here"
     if paths is None:
+        if name.isupper() or name.islower():  # ``HEAD`` is no ``head``
+            return
         folded = index.by_lower.get(name.lower(), ())
         if len(folded) != 1:
             return
         paths, base = index.defs[folded[0]], base * weights.folded_case
         why = f"the task names `{name}`, defined here as `{folded[0]}`"
-    yield from _spread(paths, base, why, weights)
+    yield Clue(paths, base, why)
 
 
-def _dotted(token: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Evidence]:
+def _dotted(token: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Clue]:
     parts = [p for p in re.split(r"\.|::", token) if p]
     module = "/".join(parts)
     for ext in _MODULE_EXTS:
         found = resolve_path(module + ext, index)
         if found:
-            yield from _spread(found, weights.module, f"the task names the module `{token}`", weights)
+            yield Clue(found, weights.module, f"the task names the module `{token}`")
             break
     for first, second in itertools.pairwise(parts):
         pair = f"{first}.{second}"
         if pair in index.defs:
-            yield from _spread(
-                index.defs[pair], weights.qualified, f"the task names `{pair}`, defined here", weights
-            )
+            yield Clue(index.defs[pair], weights.qualified, f"the task names `{pair}`, defined here")
         elif second in index.defs and len(second) >= 3:
             # `cache.Package`: prefer the files under a directory called like the qualifier
             defining = index.defs[second]
             under = tuple(p for p in defining if f"/{first.lower()}/" in "/" + p.lower())
             why = f"the task names `{first}.{second}`, defined here"
-            yield from _spread(under or defining, weights.qualified if under else weights.name, why, weights)
+            yield Clue(under or defining, weights.qualified if under else weights.name, why)
 
 
-def _strings(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Evidence]:
+def _strings(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Clue]:
     words = _WORD_CHAR.findall(text.lower())
     if len(words) < 2 or not index.string_keys:
         return
@@ -249,9 +354,7 @@ def _strings(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Itera
             seen.add(literal)
             base = weights.string * min(1.0, len(literal) / weights.string_full_chars)
             quoted = literal if len(literal) <= 60 else literal[:57] + "..."
-            yield from _spread(
-                index.strings[literal], base, f'the task quotes "{quoted}", a string here', weights
-            )
+            yield Clue(index.strings[literal], base, f'the task quotes "{quoted}", a string here')
 
 
 __all__ = [

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store.localize import CheckoutIndex, Localized, SourceFacts, facts, localize
-from store.localize.resolve import LocalizeWeights, resolve_path
+from store.localize.resolve import LocalizeWeights, component, resolve_path
 
 PYTHON = '''
 import os
@@ -339,3 +339,63 @@ def test_index_json_round_trip_property(files: list[str], picks: list[tuple[int,
     assert again.string_keys == index.string_keys
     for _, name, _ in picks:
         assert set(again.defs[name]) <= set(files)
+
+
+COMPONENT_FILES = [
+    "gopls/internal/golang/rename.go",
+    "gopls/internal/golang/hover.go",
+    "gopls/internal/cache/rename.go",
+    "go/analysis/passes/modernize/stringsseq.go",
+    "packages/angular/build/src/utils/hash.ts",
+    "packages/angular/cli/src/utils/hash.ts",
+    "mypyc/irbuild/vec.py",
+    "docs/rename.md",
+]
+
+
+@pytest.mark.parametrize(
+    ("title", "dirs"),
+    [
+        ("gopls/internal/golang: fix rename of fields", ("gopls/internal/golang",)),
+        ("fix(@angular/build): hash once per locale", ("packages/angular/build",)),
+        ("[mypyc] Add vec extend", ("mypyc",)),
+        (
+            "go/analysis/passes/modernize, gopls/internal/cache: x",
+            ("go/analysis/passes/modernize", "gopls/internal/cache"),
+        ),
+        ("Fix: something unrelated", ()),
+        ("Improve rename", ()),
+    ],
+)
+def test_the_title_names_a_component(title: str, dirs: tuple[str, ...]) -> None:
+    index = CheckoutIndex.build(COMPONENT_FILES, {})
+    assert component(title + "\n\nbody", index) == dirs
+
+
+def test_a_title_word_names_a_file_of_its_component() -> None:
+    index = CheckoutIndex.build(COMPONENT_FILES, {})
+    found = localize("gopls/internal/golang: normalize fields before rename\n\nLong body.", index)
+    assert [loc.path for loc in found] == ["gopls/internal/golang/rename.go"]
+    assert "component" in found[0].why
+    assert localize("go/analysis/passes/modernize: fix stringsseq panic", index)[0].path.endswith(
+        "stringsseq.go"
+    )
+    # without a component, a plain word is no file name; a code-shaped or hyphenated one is
+    assert localize("Improve rename of fields", index) == ()
+
+
+def test_the_component_narrows_a_common_name_and_discounts_the_rest() -> None:
+    files = {
+        "packages/angular/build/src/utils/hash.ts": SourceFacts(defs=("hashOptions",)),
+        "packages/angular/cli/src/utils/hash.ts": SourceFacts(defs=("hashOptions",)),
+        "packages/angular/cli/src/other.ts": SourceFacts(defs=("createCacheKey",)),
+    }
+    index = CheckoutIndex.build(list(files), files)
+    found = localize("fix(@angular/build): `hashOptions` once per locale", index)
+    assert found[0].path == "packages/angular/build/src/utils/hash.ts"
+    assert found[0].weight == pytest.approx(0.6)
+    assert "component" in found[0].why
+    outside = localize(
+        "fix(@angular/build): `createCacheKey` is slow", index, weights=LocalizeWeights(min_weight=0)
+    )
+    assert outside[0].weight == pytest.approx(0.6 * 0.4)
