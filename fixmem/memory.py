@@ -108,10 +108,10 @@ class FixMemory:
         Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key,
         ValueError when ``weights`` does not give each file one weight in (0, 1].
         """
-        service.check_weights(files or (), weights or ())
+        service.check_weights(files or (), weights)
         if not self.settings.fix_memory_enabled:
             return []
-        question = service.Question(query, files or (), errors or (), k, workspace, weights or ())
+        question = service.Question(query, files or (), errors or (), k, workspace, weights)
         return service.find(self.store, owner, project_key, question, now=self._clock())
 
     def prompt_block(

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from fixmem.limits import DEFAULT_K, DEFAULT_PROMPT_BUDGET_TOKENS, MAX_ERROR_CHARS, MAX_QUERY_CHARS
 from ingest.schema import TurnEvent
@@ -34,43 +33,44 @@ class Question:
     """What to recall for: the task text, files it is about, errors it hit, at most ``k`` fixes, and the
     checkout (``workspace``: fixes whose files are gone there are marked stale; None: not checked).
 
-    ``weights`` (the surfaces' form; () when every file is known): how sure each of ``files`` is, in
-    (0, 1]; a file of weight 1 is known, one under 1 a guess (a client localized the task to it, as
-    ``localized`` says with the reason: what an in-process caller passes)."""
+    Localization (workspace mode, ``store.recall.localized``): ``localized``, the files of the checkout
+    the task was localized to with how sure and why (what an in-process caller passes; () when it found
+    none), or ``weights`` (the surfaces' form): how sure each of ``files`` is, in (0, 1] — 1 a known file,
+    under 1 a file the client localized the task to. Either one given (even empty) means the task was
+    localized; both None: text only, as without a checkout."""
 
     query: str
     files: Sequence[str] = ()
     errors: Sequence[str] = ()
     k: int = DEFAULT_K
     workspace: str | None = None
-    weights: Sequence[float] = ()
-    localized: Sequence[Localized] = ()
+    weights: Sequence[float] | None = None
+    localized: Sequence[Localized] | None = None
 
 
 CLIENT_LOCALIZED = "the client localized the task here"  # the reason of a file sent with a weight under 1
 
 
-def check_weights(files: Sequence[str], weights: Sequence[float]) -> None:
-    """Raises ValueError unless ``weights`` is empty or gives each of ``files`` a weight in (0, 1]."""
-    if weights and len(weights) != len(files):
+def check_weights(files: Sequence[str], weights: Sequence[float] | None) -> None:
+    """Raises ValueError unless ``weights`` is None or gives each of ``files`` a weight in (0, 1]."""
+    if weights is None:
+        return
+    if len(weights) != len(files):
         raise ValueError(f"{len(weights)} weights for {len(files)} files: give one weight per file, or none")
-    for path, weight in zip(files, weights, strict=False):
+    for path, weight in zip(files, weights, strict=True):
         if not (isinstance(weight, int | float) and 0.0 < weight <= 1.0):  # NaN fails too
             raise ValueError(f"the weight of {path} is {weight!r}: a weight is a number in (0, 1]")
 
 
-def weighed(question: Question) -> tuple[list[str], list[Localized]]:
-    """The known files of ``question`` and its guesses (``localized``, then the files of weight under 1).
-    Raises ValueError on bad weights (``check_weights``)."""
+def weighed(question: Question) -> tuple[list[str], list[Localized] | None]:
+    """The known files of ``question`` and where it was localized (``localized``, then the files of weight
+    under 1; None: not localized). Raises ValueError on bad weights (``check_weights``)."""
     check_weights(question.files, question.weights)
-    weights = question.weights or [1.0] * len(question.files)
-    known = [f for f, w in zip(question.files, weights, strict=True) if w >= 1.0]
-    guessed = [
-        Localized(f, float(w), CLIENT_LOCALIZED)
-        for f, w in zip(question.files, weights, strict=True)
-        if w < 1.0
-    ]
-    return known, [*question.localized, *guessed]
+    if question.weights is None:
+        return list(question.files), None if question.localized is None else list(question.localized)
+    pairs = list(zip(question.files, question.weights, strict=True))
+    guessed = [Localized(f, float(w), CLIENT_LOCALIZED) for f, w in pairs if w < 1.0]
+    return [f for f, w in pairs if w >= 1.0], [*(question.localized or ()), *guessed]
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,6 @@ def find(store: FixStore, owner: str, project: str, question: Question, *, now: 
     ValueError on bad weights.
     """
     files, localized = weighed(question)
-    guesses: dict[str, Any] = {"localized": localized} if localized else {}
     return store.recall(
         owner,
         project,
@@ -104,7 +103,7 @@ def find(store: FixStore, owner: str, project: str, question: Question, *, now: 
         k=question.k,
         workspace=question.workspace,
         now=now,
-        **guesses,
+        localized=localized,
     )
 
 

@@ -170,16 +170,15 @@ def recall(  # noqa: PLR0917 (FastAPI passes query parameters by name)
     ] = [],  # noqa: B006 (FastAPI copies defaults)
 ) -> RecallOut:
     """Past fixes of the project relevant to ``q``, best first, and the prompt block to inject."""
-    return recall_fixes_for(ctx, who, key, q, files=files, error=error, k=k, weights=weights)
+    return recall_fixes_for(ctx, who, key, q, files=files, error=error, k=k, weights=weights or None)
 
 
 @router.post("/api/fix-memory", response_model=RecallOut, responses=_ERRORS, tags=TAGS)
 def recall_post(ctx: Ctx, who: Owner, body: RecallIn) -> RecallOut:
     """The same as GET for a whole task text in a JSON body (a URL cannot carry 16,384 characters)."""
     key = _resolve_key(ctx, who, body.project_id, body.workspace)
-    weights = body.weights or []
     return recall_fixes_for(
-        ctx, who, key, body.q, files=body.files, error=body.error, k=body.k, weights=weights
+        ctx, who, key, body.q, files=body.files, error=body.error, k=body.k, weights=body.weights
     )
 
 
@@ -200,13 +199,13 @@ def recall_fixes_for(
     started = time.perf_counter()
     now = ctx.clock()
     try:
-        service.check_weights(files, weights or [])
+        service.check_weights(files, weights)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from exc
     with store_errors():
         if not ctx.store.read(who, key).entries:
             raise HTTPException(404, NOT_FOUND_PROJECT)
-        question = service.Question(q, files, [error] if error else [], k, weights=weights or [])
+        question = service.Question(q, files, [error] if error else [], k, weights=weights)
         budget = ctx.settings.fix_memory_prompt_budget_tokens
         found = service.recall(ctx.store, who, key, question, budget_tokens=budget, now=now)
     ctx.metrics.recall_duration.observe(time.perf_counter() - started)

@@ -16,7 +16,9 @@ from store.summary import LogSummary
 Weight = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 WEIGHTS_DESCRIPTION = (
     "How sure each of files is, in (0, 1], in their order: 1 a file known to matter, under 1 a guess (where "
-    "the client localized the task in its checkout). Absent: every file is known."
+    "the client localized the task in its checkout). Given (even empty), the task was localized there and "
+    "recall is in workspace mode (a fix that touched no trusted file must be strong on its own); absent: "
+    "text only, every file known."
 )
 
 

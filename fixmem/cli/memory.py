@@ -99,7 +99,7 @@ def recall_command(
     if query == "-":
         query = sys.stdin.read()
     try:
-        service.check_weights(files, weights)
+        service.check_weights(files, weights or None)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     settings = load_settings(data_dir=data_dir, owner=owner, project=project)
@@ -107,7 +107,7 @@ def recall_command(
     store = wiring.make_store(settings, None)  # reading takes no lock
     project = settings.project_key(workspace)
     require_project(store, owner, project)
-    question = service.Question(query, files, errors, k, workspace, weights)
+    question = service.Question(query, files, errors, k, workspace, weights or None)
     budget = settings.fix_memory_prompt_budget_tokens
     found = service.recall(store, owner, project, question, budget_tokens=budget, now=time.time())
     block = found.block

@@ -37,7 +37,7 @@ CONNECTION_TIMEOUT_SECONDS = 5.0
 def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
     """The answer to one request line: ``{"ok": true, "candidates": [[id, files, line], …]}`` (a recall),
     ``{"ok": true, "code": …, "stdout": …, "stderr": …}`` (kind ``cli``), ``{"ok": true, "localized":
-    [[path, weight, why], …]}`` (kind ``localize``: () while the checkout's index is cold) or ``{"ok":
+    [[path, weight, why], …]}`` (kind ``localize``: null while the checkout's index is cold) or ``{"ok":
     false, "error": …}``. A recall with a ``checkout`` is localized there first."""
     try:
         request = json.loads(raw)
@@ -47,14 +47,15 @@ def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
             return _run_command(request)
         if request.get("kind") == "localize":  # a remote-mode hook: where the task points in its checkout
             guesses = reader.localized(str(request["checkout"]), str(request["q"]))
-            return {"ok": True, "localized": [[g.path, g.weight, g.why] for g in guesses]}
-        files, weights = request.get("files") or [], request.get("weights") or []
+            where = None if guesses is None else [[g.path, g.weight, g.why] for g in guesses]
+            return {"ok": True, "localized": where}
+        files, weights = request.get("files") or [], request.get("weights")
         error, checkout = request.get("error"), request.get("checkout")
         query = Query(
             str(request["q"]),
             tuple(str(f) for f in files),
             str(error) if error else None,
-            weights=tuple(float(w) for w in weights),
+            weights=None if weights is None else tuple(float(w) for w in weights),
             checkout=str(checkout) if checkout else None,
         )
         found = reader.recall(

@@ -182,10 +182,11 @@ class DaemonReader(Reader):
                 time.sleep(POLL_SECONDS)
 
 
-def localized_by_daemon(config: HookConfig, checkout: str, text: str) -> list[tuple[str, float]]:
+def localized_by_daemon(config: HookConfig, checkout: str, text: str) -> list[tuple[str, float]] | None:
     """(file, weight) of where ``text`` points in ``checkout``, asked of the data directory's daemon (a
-    remote-mode hook: the index stays warm there, a hook process could not load it in its budget). No
-    daemon answering: one is started for the next prompt, and [] now. Raises ReaderError."""
+    remote-mode hook: the index stays warm there, a hook process could not load it in its budget); None
+    while the index is cold, or no daemon answers (one is started for the next prompt). Raises
+    ReaderError."""
     request: dict[str, object] = {"v": PROTOCOL, "kind": "localize", "checkout": checkout, "q": text}
     path = os.path.join(config.hooks_dir, SOCKET_NAME)
     try:
@@ -197,7 +198,7 @@ def localized_by_daemon(config: HookConfig, checkout: str, text: str) -> list[tu
                 start_daemon(config)
         except OSError as exc:
             raise ReaderError(f"cannot start the recall daemon in {config.hooks_dir}: {exc}") from exc
-        return []
+        return None
     except OSError as exc:
         raise ReaderError(f"recall daemon at {path}: {exc}") from exc
     try:
@@ -205,6 +206,8 @@ def localized_by_daemon(config: HookConfig, checkout: str, text: str) -> list[tu
         if answer.get("ok") is not True:
             raise ValueError(str(answer.get("error")))
         found = answer["localized"]
+        if found is None:
+            return None
         if not isinstance(found, list):
             raise TypeError("localized is not a list")
         return [(str(item[0]), float(item[1])) for item in found]

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    Localizer = Callable[[str, str], list[tuple[str, float]]]  # (checkout, task text) -> (file, weight)s
+    # (checkout, task text) -> (file, weight)s, None while the checkout's index is cold
+    Localizer = Callable[[str, str], list[tuple[str, float]] | None]
 
 # Mirrors of fixmem.limits (checked by a test): what the API accepts, so that every mode asks the same.
 MAX_QUERY_CHARS = 16_384
@@ -42,9 +43,10 @@ class ColdStart(ReaderError):
 
 class Query:
     """What to recall for: the task text, files, an error. ``q`` is what the API requires. ``weights``:
-    how sure each file is, in (0, 1] (1: known; fewer: a guess, e.g. localized), or () when all are known.
-    ``checkout``: the directory the task runs in, where a task-start recall localizes it (never sent to
-    the API: a remote reader localizes on this side and sends the files with their weights)."""
+    the task was localized (workspace mode): how sure each file is, in (0, 1] (1: known; under 1: a file
+    the task was localized to); None: not localized, every file known. ``checkout``: the directory the
+    task runs in, where a task-start recall localizes it (never sent to the API: a remote reader localizes
+    on this side and sends the files with their weights)."""
 
     __slots__ = ("checkout", "error", "files", "q", "weights")
 
@@ -54,7 +56,7 @@ class Query:
         files: tuple[str, ...] = (),
         error: str | None = None,
         *,
-        weights: tuple[float, ...] = (),
+        weights: tuple[float, ...] | None = None,
         checkout: str | None = None,
     ) -> None:
         self.q, self.files, self.error = q, files, error
@@ -62,47 +64,33 @@ class Query:
 
     def replace(self, *, q: str | None = None, files: tuple[str, ...] | None = None) -> Query:
         """A copy with another text or files (files replaced: their weights dropped)."""
+        text = self.q if q is None else q
         if files is None:
-            return Query(
-                self.q if q is None else q,
-                self.files,
-                self.error,
-                weights=self.weights,
-                checkout=self.checkout,
-            )
-        return Query(self.q if q is None else q, files, self.error, checkout=self.checkout)
+            return Query(text, self.files, self.error, weights=self.weights, checkout=self.checkout)
+        return Query(text, files, self.error, checkout=self.checkout)
 
     def with_guesses(self, guesses: list[tuple[str, float]]) -> Query:
-        """A copy with the (file, weight) ``guesses`` added after the files not among them (the files
-        weigh 1 then)."""
+        """The query of a task localized to the (file, weight) ``guesses`` (maybe none): they are added
+        after the files not among them, which weigh 1."""
         known = dict(zip(self.files, self.weights or (1.0,) * len(self.files), strict=True))
         added = [(f, w) for f, w in guesses if f not in known]
-        if not added:
-            return self
         files = (*known, *(f for f, _ in added))
-        return Query(
-            self.q,
-            files,
-            self.error,
-            weights=(*known.values(), *(w for _, w in added)),
-            checkout=self.checkout,
-        )
+        weights = (*known.values(), *(w for _, w in added))
+        return Query(self.q, files, self.error, weights=weights, checkout=self.checkout)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Query) and (self.to_json(), self.checkout) == (
-            other.to_json(),
-            other.checkout,
-        )
+        mine, theirs = (self.to_json(), self.checkout), None
+        if isinstance(other, Query):
+            theirs = (other.to_json(), other.checkout)
+        return mine == theirs
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        shown = f"Query({self.q!r}, files={self.files!r}, error={self.error!r}"
-        return (
-            shown
-            + (f", weights={self.weights!r}" if self.weights else "")
-            + (f", checkout={self.checkout!r})" if self.checkout else ")")
+        more = (f", weights={self.weights!r}" if self.weights is not None else "") + (
+            f", checkout={self.checkout!r}" if self.checkout else ""
         )
+        return f"Query({self.q!r}, files={self.files!r}, error={self.error!r}{more})"
 
     def text(self) -> str:
         """The text recalled for, fitted to the API's bound as the CLI and the MCP tool fit it."""
@@ -118,7 +106,7 @@ class Query:
         weights = self.weights or (1.0,) * len(self.files)
         kept = [(f, w) for f, w in zip(self.files, weights, strict=True) if 0 < len(f) <= MAX_PATH_CHARS]
         body: dict[str, Any] = {"q": self.text(), "files": [f for f, _ in kept[:MAX_FILES]]}
-        if self.weights:
+        if self.weights is not None:  # localized (maybe to nothing): the weights say it
             body["weights"] = [w for _, w in kept[:MAX_FILES]]
         if self.error:
             body["error"] = self.error
@@ -193,8 +181,9 @@ class RemoteReader(Reader):
     def candidates(self, project: str, query: Query) -> list[Candidate]:
         from fixmem.hooks.http import request  # noqa: PLC0415
 
-        if query.checkout and self.localizer is not None:
-            query = query.with_guesses(self.localizer(query.checkout, query.q))
+        guesses = self.localizer(query.checkout, query.q) if query.checkout and self.localizer else None
+        if guesses is not None:  # None: the checkout's index is cold (text only)
+            query = query.with_guesses(guesses)
         body = query.to_json()
         if not body["q"]:
             return []
@@ -235,12 +224,12 @@ class LocalReader(Reader):
         self._store: Any = None  # one FixStore: its parsed-log cache makes later recalls warm
         self._keeper: Any = None  # fixmem.localize.keeper.Keeper: the checkouts' indexes, kept warm
 
-    def localized(self, checkout: str, text: str) -> tuple[Any, ...]:
-        """Where ``text`` points in ``checkout`` (``store.localize.Localized``s), from the index this
-        process keeps warm; () while it is cold or localization is off. Never raises: a failure is
-        logged and counted (``localize``), and the recall goes on text only."""
+    def localized(self, checkout: str, text: str) -> tuple[Any, ...] | None:
+        """Where ``text`` points in ``checkout`` (``store.localize.Localized``s; () for nowhere), from the
+        index this process keeps warm; None while it is cold or localization is off. Never raises: a
+        failure is logged and counted (``localize``), and the recall goes on text only."""
         if not self.config.localize or not checkout:
-            return ()
+            return None
         from fixmem.hooks.session import note_failure  # noqa: PLC0415
 
         hooks_dir = self.config.hooks_dir
@@ -252,10 +241,11 @@ class LocalReader(Reader):
                     os.path.abspath(self.config.localize_dir),
                     on_failure=lambda message: note_failure(hooks_dir, "localize", message),
                 )
-            return tuple(self._keeper.localized(checkout, text))
+            found = self._keeper.localized(checkout, text)
         except Exception as exc:  # localization is a bonus: never the reason a recall fails
             note_failure(hooks_dir, "localize", f"{type(exc).__name__}: {exc}")
-            return ()
+            return None
+        return None if found is None else tuple(found)
 
     def poll(self) -> None:
         """Reap the index builds that ended (an idle daemon calls it)."""
@@ -280,8 +270,8 @@ class LocalReader(Reader):
             if self._store is None:
                 self._store = local_store(self.config)
             errors = [body["error"]] if body.get("error") else []
-            localized = self.localized(query.checkout, body["q"]) if query.checkout else ()
-            weights = body.get("weights") or ()
+            localized = self.localized(query.checkout, body["q"]) if query.checkout else None
+            weights = body.get("weights")
             question = service.Question(
                 body["q"], body["files"], errors, k, weights=weights, localized=localized
             )

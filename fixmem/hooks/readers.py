@@ -42,9 +42,14 @@ def localizer_for(config: HookConfig, *, long_lived: bool) -> Localizer | None:
         return None
     if long_lived:
         local = LocalReader(config)  # its keeper only: no store is loaded for localizing
-        return lambda checkout, text: [(g.path, g.weight) for g in local.localized(checkout, text)]
 
-    def once(checkout: str, text: str) -> list[tuple[str, float]]:
+        def kept(checkout: str, text: str) -> list[tuple[str, float]] | None:
+            found = local.localized(checkout, text)
+            return None if found is None else [(g.path, g.weight) for g in found]
+
+        return kept
+
+    def once(checkout: str, text: str) -> list[tuple[str, float]] | None:
         from fixmem.hooks.session import note_failure  # noqa: PLC0415
 
         try:
@@ -54,9 +59,10 @@ def localizer_for(config: HookConfig, *, long_lived: bool) -> Localizer | None:
                 return localized_by_daemon(config, checkout, text)
             from fixmem.localize.keeper import localize_now  # noqa: PLC0415 - no daemon: the cached index
 
-            return [(g.path, g.weight) for g in localize_now(config.localize_dir, checkout, text)]
+            found = localize_now(config.localize_dir, checkout, text)
         except Exception as exc:  # localization is a bonus: never the reason a recall fails
             note_failure(config.hooks_dir, "localize", f"{type(exc).__name__}: {exc}")
-            return []
+            return None
+        return None if found is None else [(g.path, g.weight) for g in found]
 
     return once

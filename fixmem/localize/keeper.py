@@ -133,10 +133,13 @@ class Keeper:
         self.cache_dir, self.on_failure, self.spawn, self.clock = cache_dir, on_failure, spawn, clock
         self._roots: dict[str, _Root] = {}
 
-    def localized(self, cwd: str, text: str, *, limit: int = 5) -> tuple[Localized, ...]:
-        """Where ``text`` points in the checkout of ``cwd``; () while its index is cold (never waits)."""
+    def localized(self, cwd: str, text: str, *, limit: int = 5) -> tuple[Localized, ...] | None:
+        """Where ``text`` points in the checkout of ``cwd`` (() for nowhere); None while its index is cold
+        or ``cwd`` is no checkout (never waits)."""
         index = self.index_for(cwd)
-        return localize(text, index, limit=limit) if index is not None and text.strip() else ()
+        if index is None:
+            return None
+        return localize(text, index, limit=limit) if text.strip() else ()
 
     def index_for(self, cwd: str) -> CheckoutIndex | None:
         """The loaded index of the checkout of ``cwd`` (of its HEAD, else of an earlier one); None while
@@ -206,13 +209,13 @@ class Keeper:
             self.on_failure(f"index of {checkout.root}: {message}")
 
 
-def localize_now(cache_dir: str, cwd: str, text: str, *, limit: int = 5) -> tuple[Localized, ...]:
+def localize_now(cache_dir: str, cwd: str, text: str, *, limit: int = 5) -> tuple[Localized, ...] | None:
     """Where ``text`` points in the checkout of ``cwd`` from its cached index, for a client that cannot
-    wait (() when there is none: a detached build is started for the next call, unless one runs or
+    wait (None when there is none: a detached build is started for the next call, unless one runs or
     failed lately). Never raises on a missing or corrupt cache."""
-    checkout = checkout_of(cwd) if cwd and text.strip() else None
+    checkout = checkout_of(cwd) if cwd else None
     if checkout is None:
-        return ()
+        return None
     index = load_index(cache_dir, checkout)
     if index is None:
         found = newest_index(cache_dir, checkout.root)
@@ -220,4 +223,6 @@ def localize_now(cache_dir: str, cwd: str, text: str, *, limit: int = 5) -> tupl
         if not building(cache_dir, checkout.root) and not failed_recently(cache_dir, checkout, time.time()):
             with contextlib.suppress(OSError):
                 spawn_build(cache_dir, checkout, detach=True)
-    return localize(text, index, limit=limit) if index is not None else ()
+    if index is None:
+        return None
+    return localize(text, index, limit=limit) if text.strip() else ()

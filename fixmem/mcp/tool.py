@@ -124,8 +124,8 @@ class RecallArgs(BaseModel):
 
     query: str = Field(min_length=1)  # trimmed, not refused, when longer than MAX_QUERY_CHARS
     files: list[Path_] = Field(default_factory=list, max_length=MAX_FILES)
-    weights: list[Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]] = Field(
-        default_factory=list, max_length=MAX_FILES
+    weights: list[Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]] | None = Field(
+        default=None, max_length=MAX_FILES
     )
     error: str | None = None  # trimmed to MAX_ERROR_CHARS
     k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)
@@ -133,7 +133,7 @@ class RecallArgs(BaseModel):
 
     @model_validator(mode="after")
     def _one_weight_per_file(self) -> RecallArgs:
-        if self.weights and len(self.weights) != len(self.files):
+        if self.weights is not None and len(self.weights) != len(self.files):
             raise ValueError(
                 f"{len(self.weights)} weights for {len(self.files)} files: give one weight per file"
             )

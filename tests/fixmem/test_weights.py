@@ -51,7 +51,8 @@ def test_the_service_splits_known_files_from_guesses() -> None:
         ["src/a.py"],
         [given, Localized("src/b.py", 0.4, service.CLIENT_LOCALIZED)],
     )
-    assert service.weighed(service.Question("q", ["src/a.py"])) == (["src/a.py"], [])
+    assert service.weighed(service.Question("q", ["src/a.py"])) == (["src/a.py"], None)  # text only
+    assert service.weighed(service.Question("q", weights=[])) == ([], [])  # localized to nothing
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,9 @@ import pytest
 
 from fixmem.hooks import claude_code
 from fixmem.hooks.config import HookConfig
-from fixmem.hooks.daemon_client import localized_by_daemon
-from fixmem.hooks.reader import Query, RemoteReader
+from fixmem.hooks.daemon_client import DaemonReader, localized_by_daemon
+from fixmem.hooks.harness import Harness
+from fixmem.hooks.reader import LocalReader, Query, RemoteReader
 from fixmem.hooks.session import read_counters
 from fixmem.localize.checkout import build_lock, checkout_of, index_path, root_dir
 from tests.fixmem.hooks.conftest import PROJECT
@@ -30,6 +31,34 @@ def repo(tmp_path: Path) -> Path:
     return make_checkout(tmp_path / "widgets")
 
 
+def test_the_daemon_answers_text_only_while_cold_and_localized_once_warm(seeded: Path, repo: Path) -> None:
+    config = HookConfig.from_env(env_for(seeded))
+    text_only = LocalReader(config).candidates(PROJECT, Query(TASK))
+    reader = DaemonReader(config, wait_cold=True)
+    assert reader.candidates(PROJECT, Query(TASK, checkout=str(repo))) == text_only  # cold: at once, text
+    wait_for(lambda: localized_by_daemon(config, str(repo), TASK), "the daemon's index of the checkout")
+    (path, weight), *_ = localized_by_daemon(config, str(repo), TASK)
+    assert path == "invoicer/totals.py" and 0 < weight <= 1
+    warm = reader.candidates(PROJECT, Query(TASK, checkout=str(repo)))
+    assert warm and "invoicer/totals.py" in warm[0].files
+    assert "where the task was localized" in warm[0].line  # the reason says where and why
+    assert not any("localized" in c.line for c in text_only)
+    off = HookConfig.from_env(env_for(seeded, FIXMEM_LOCALIZE="0"))
+    assert DaemonReader(off).candidates(PROJECT, Query(TASK, checkout=str(repo))) == text_only
+
+
+def test_the_harness_localizes_in_its_workspace_once_the_index_is_warm(seeded: Path, repo: Path) -> None:
+    harness = Harness.from_env(env_for(seeded), workspace=str(repo / "web"))
+    text_only = LocalReader(harness.config).candidates(PROJECT, Query(TASK))
+    assert harness.reader.candidates(PROJECT, Query(TASK, checkout=harness.workspace)) == text_only  # cold
+    wait_for(
+        lambda: harness.reader.candidates(PROJECT, Query(TASK, checkout=harness.workspace)) != text_only,
+        "the harness's index of its workspace",
+    )  # the index is built in a child of this process and loaded in a thread
+    block = harness.before_task(TASK)
+    assert "touched invoicer/totals.py, where the task was localized" in block
+
+
 def test_the_prompt_hook_answers_while_the_index_builds(seeded: Path, repo: Path) -> None:
     env = env_for(seeded)
     config = HookConfig.from_env(env)
@@ -39,7 +68,7 @@ def test_the_prompt_hook_answers_while_the_index_builds(seeded: Path, repo: Path
     with build_lock(config.localize_dir, found.root):  # a build of this checkout runs (another process's)
         first = json.loads(claude_code.run(prompt, env))
         assert "apply_discount" in first["hookSpecificOutput"]["additionalContext"]  # text only, in time
-        assert localized_by_daemon(config, str(repo), TASK) == []  # still cold: nothing waited for
+        assert localized_by_daemon(config, str(repo), TASK) is None  # still cold: nothing waited for
     wait_for(lambda: localized_by_daemon(config, str(repo), TASK), "the index once the lock is free")
     assert "localize" not in read_counters(seeded / "hooks")  # no failure logged
 

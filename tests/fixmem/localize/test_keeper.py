@@ -35,12 +35,13 @@ def test_cold_answers_nothing_at_once_then_the_child_builds_it(repo: Path, tmp_p
         return spawn_build(cache, checkout)
 
     keeper = Keeper(str(tmp_path / "cache"), spawn=spawn)
-    assert keeper.localized(str(repo), TASK) == ()  # cold: text only, nothing waited for
+    assert keeper.localized(str(repo), TASK) is None  # cold: text only, nothing waited for
     warm(keeper, str(repo / "web"))
     assert len(spawned) == 1  # one build per checkout, however often it was asked
     got = keeper.localized(str(repo), TASK)
     assert got and got[0].path == "invoicer/totals.py" and "apply_discount" in got[0].why
-    assert keeper.localized(str(tmp_path), TASK) == ()  # not a checkout
+    assert keeper.localized(str(tmp_path), TASK) is None  # not a checkout: text only
+    assert keeper.localized(str(repo), "the weather is nice") == ()  # localized, to nowhere
 
 
 def test_a_new_head_answers_with_the_old_index_until_its_own_is_built(repo: Path, tmp_path: Path) -> None:
@@ -93,7 +94,7 @@ def test_a_short_lived_client_localizes_from_the_cache_or_builds_for_next_time(
     repo: Path, tmp_path: Path
 ) -> None:
     cache = str(tmp_path / "cache")
-    assert localize_now(cache, str(repo), TASK) == ()  # cold: a detached build started
+    assert localize_now(cache, str(repo), TASK) is None  # cold: a detached build started
     wait_for(lambda: localize_now(cache, str(repo), TASK), DEADLINE_SECONDS, "the detached build's index")
     assert localize_now(cache, str(repo), TASK)[0].path == "invoicer/totals.py"
     assert localize_now(cache, str(repo), "   ") == ()
