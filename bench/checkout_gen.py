@@ -124,13 +124,18 @@ def generate(root: Path, files: int, *, seed: int = 0) -> list[tuple[str, list[s
 def tasks(
     made: list[tuple[str, list[str], list[str]]], count: int, *, seed: int = 1
 ) -> list[tuple[str, str]]:
-    """``count`` task texts naming a symbol or an error message of one file; (text, that file)."""
+    """``count`` task texts naming a symbol, an error message or a traceback frame of one file; (text, that
+    file)."""
     rng = random.Random(seed)
     out = []
     for i in range(count):
         rel, symbols, messages = rng.choice(made)
-        if i % 2:
+        if i % 3 == 1:
             text = f"`{rng.choice(symbols[1:])}` returns the wrong items when the list is long; fix it"
+        elif i % 3 == 2:  # a traceback frame names the file
+            text = (
+                f'The nightly job fails:\n  File "{rel}", line 12, in {rng.choice(symbols[1:])}\nValueError'
+            )
         else:
             text = f'Users report "{rng.choice(messages)}" after the last release, please investigate'
         out.append((text, rel))
