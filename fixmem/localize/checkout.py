@@ -7,7 +7,8 @@ is its root (``git rev-parse --show-toplevel``) at its ``HEAD``. The cache of a 
 - ``<head>.facts.json``: each tracked source file's ``[mtime_ns, size, defs, strings]`` — what a
   refresh compares: a file whose mtime and size did not change is not read again (a new ``HEAD`` of the
   same root starts from the newest facts file it has: a checkout rewrites only the files that changed);
-- ``<head>.index.json``: the built ``CheckoutIndex`` (``to_json``), what localizing loads;
+- ``<head>.index.json``: the built ``CheckoutIndex`` (``to_json``), what localizing loads, as JSON lines
+  (a header, then each key's dict or list in chunks: a loading thread holds the GIL a chunk at a time);
 - ``build.lock``: held (``flock``) by the one build of this root that runs.
 
 A cache file that does not parse or has the wrong shape is ignored (the next build writes it again); the
@@ -39,6 +40,7 @@ KEEP_HEADS = 3
 GIT_TIMEOUT_SECONDS = 10.0
 CACHE_VERSION = 1
 LOCK_NAME = "build.lock"
+CHUNK = 2000  # names, literals or files a line of the index file holds
 
 
 class CheckoutError(Exception):
@@ -181,15 +183,34 @@ def load_facts(path: str) -> FileFacts:
 
 
 def load_index(cache_dir: str, checkout: Checkout) -> CheckoutIndex | None:
-    """The index built for ``checkout``; None when there is none or it is corrupt (rebuild it)."""
-    data = _read_json(index_path(cache_dir, checkout))
-    index = data.get("index") if data is not None and data.get("root") == checkout.root else None
-    if not isinstance(index, dict):
-        return None
+    """The index built for ``checkout``; None when there is none or it is corrupt (rebuild it). Parsed a
+    line at a time: a thread loading it holds the GIL for one chunk at once, not the whole file."""
     try:
-        return CheckoutIndex.from_json(index)
-    except (KeyError, TypeError, ValueError):
+        with open(index_path(cache_dir, checkout), "rb") as handle:
+            lines = handle.read().split(b"\n")
+        head = json.loads(lines[0])
+        if not isinstance(head, dict) or head.get("v") != CACHE_VERSION or head.get("root") != checkout.root:
+            return None
+        if head.get("lines") != len(lines) - 1:
+            return None  # torn
+        data: dict[str, object] = {}
+        for line in lines[1:]:
+            key, part = json.loads(line)
+            data[key] = _merged(data.get(key), part)
+        return CheckoutIndex.from_json(data)
+    except (OSError, KeyError, TypeError, ValueError):
         return None
+
+
+def _merged(have: object, part: object) -> object:
+    """``part`` added to what a key ``have``s so far (a chunk of a dict or a list, or the value)."""
+    if isinstance(have, dict) and isinstance(part, dict):
+        have.update(part)
+        return have
+    if isinstance(have, list) and isinstance(part, list):
+        have.extend(part)
+        return have
+    return part
 
 
 def newest_index(cache_dir: str, root: str) -> tuple[Checkout, CheckoutIndex] | None:
@@ -273,7 +294,7 @@ def build(cache_dir: str, checkout: Checkout) -> CheckoutIndex:
         scanned = scan(checkout.root, names, previous)
         index = CheckoutIndex.build(names, {name: item[2] for name, item in scanned.items()})
         _write(checkout, facts_path(cache_dir, checkout), "files", _facts_json(scanned))
-        _write(checkout, index_path(cache_dir, checkout), "index", index.to_json())
+        _write_lines(checkout, index_path(cache_dir, checkout), index.to_json())
         _prune(root_dir(cache_dir, checkout.root))
     return index
 
@@ -290,6 +311,35 @@ def _write(checkout: Checkout, path: str, key: str, value: object) -> None:
         data = json.dumps(body, separators=(",", ":")).encode()  # one C call: json.dump streams in Python
         with open(tmp, "wb") as handle:
             handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _chunks(value: object) -> list[object]:
+    """``value`` in parts of ``CHUNK`` items when it is a dict or a list, else whole."""
+    if isinstance(value, dict):
+        items = list(value.items())
+        return [dict(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)] or [{}]
+    if isinstance(value, list):
+        return [value[i : i + CHUNK] for i in range(0, len(value), CHUNK)] or [[]]
+    return [value]
+
+
+def _write_lines(checkout: Checkout, path: str, index: dict[str, object]) -> None:
+    """Write the index as JSON lines: a header, then ``[key, part]`` a line (``_chunks``), atomically."""
+    parts = [
+        json.dumps([key, part], separators=(",", ":"))
+        for key, value in index.items()
+        for part in _chunks(value)
+    ]
+    head = {"v": CACHE_VERSION, "root": checkout.root, "head": checkout.head, "lines": len(parts)}
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write("\n".join([json.dumps(head), *parts]).encode())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -103,6 +103,10 @@ def test_a_corrupt_cache_is_rebuilt(repo: Path, tmp_path: Path) -> None:
     assert ck.load_index(cache, found) is None and ck.load_facts(ck.facts_path(cache, found)) == {}
     Path(ck.index_path(cache, found)).write_text(json.dumps({"v": 1, "root": str(repo), "index": {"x": 1}}))
     assert ck.load_index(cache, found) is None  # parses, wrong shape
+    ck.build(cache, found)
+    whole = Path(ck.index_path(cache, found)).read_bytes()
+    Path(ck.index_path(cache, found)).write_bytes(whole.rsplit(b"\n", 1)[0])  # torn: its last line lost
+    assert ck.load_index(cache, found) is None
     assert ck.build(cache, found) == built  # everything read again
     assert ck.load_index(cache, found) == built
 
