@@ -72,21 +72,29 @@ def _git(cwd: str, *args: str, timeout: float = GIT_TIMEOUT_SECONDS) -> bytes:
 def checkout_of(cwd: str, *, timeout: float = GIT_TIMEOUT_SECONDS) -> Checkout | None:
     """The checkout ``cwd`` lies in; None outside git or before a first commit. Read from ``.git`` (a
     prompt's path: no process), else asked of ``git`` (an unusual layout)."""
+    if _git_root(cwd) is None:
+        return None  # no .git up the tree: not a checkout, no git process
     return _read_checkout(cwd) or _ask_git(cwd, timeout)
+
+
+def _git_root(cwd: str) -> str | None:
+    """The nearest directory up from ``cwd`` holding a ``.git``; None when there is none."""
+    here = os.path.abspath(cwd)
+    while not os.path.exists(os.path.join(here, ".git")):
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    return here
 
 
 def _read_checkout(cwd: str) -> Checkout | None:
     """The checkout from the files of the nearest ``.git`` up from ``cwd`` (a directory, or a worktree's
     ``gitdir:`` file); None when that is not plain (then git is asked)."""
-    here = os.path.abspath(cwd)
-    while True:
-        dot = os.path.join(here, ".git")
-        if os.path.exists(dot):
-            break
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+    here = _git_root(cwd)
+    if here is None:
+        return None
+    dot = os.path.join(here, ".git")
     try:
         gitdir = dot
         if os.path.isfile(dot):
