@@ -9,6 +9,7 @@ The text names code in five ways, each looked up in a ``CheckoutIndex`` (dict lo
 - *dotted paths* — ``mypy.checker`` (a module: ``mypy/checker.py``), ``Class.method``,
   ``cache.Package`` (a name qualified by its package directory);
 - *identifiers* — code spans, ``snake_case``, ``CamelCase``, ``call()``: the files defining the name;
+  *flags* (``--cache-map``): the files declaring them;
 - *literal strings* — error messages and quoted text, matched against the literals the files hold.
 
 Each match is *evidence* for a file with a score in (0, 1): the kind's base score divided among the
@@ -34,6 +35,7 @@ _PATH = re.compile(rf"(?<![\w/.@-])((?:[\w.@~-]+/)*[\w@-][\w.@-]*\.{_EXT})(?![\w
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _DOTTED = re.compile(r"(?<![\w.$])([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+)(?![\w$])")
 _IDENT = re.compile(r"(?<![\w$])([A-Za-z_$][\w$]*)(?![\w$])")
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 _CALL = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)\(")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _WORD_CHAR = re.compile(r"[a-z0-9_]+")
@@ -86,6 +88,7 @@ class LocalizeWeights:
     module: float = 0.75
     qualified: float = 0.8
     name: float = 0.6
+    flag: float = 0.6  # a command-line flag (``--cache-map``) the file declares
     plain_name: float = 0.3  # a lower-case word without ``_`` (``types``, ``parser``): a weak clue alone
     folded_case: float = 0.6
     string: float = 0.75
@@ -289,6 +292,9 @@ def _name_tokens(text: str) -> dict[str, None]:
 
 
 def _names(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Clue]:
+    for flag in dict.fromkeys(_FLAG.findall(text)):
+        if flag in index.defs:
+            yield Clue(index.defs[flag], weights.flag, f"the task names the flag `{flag}`, declared here")
     for token in _name_tokens(text):
         if token.lower() in _PROSE:
             continue

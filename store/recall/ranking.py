@@ -135,7 +135,7 @@ class RankingWeights:
     # ... and in workspace mode (recall given the localized files, maybe none), a fix that touched no
     # localized file of ``localized_trust`` or more needs this strength (as ``untouched_strength`` when
     # files are known; 0: no such gate).
-    localized_trust: float = 0.7
+    localized_trust: float = 0.8
     localized_untouched: float = 1.25
     # ... and when no localized file is trusted (the localizer was unsure, or found nothing), every fix
     # needs this strength (1: the text floor).
