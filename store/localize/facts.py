@@ -186,8 +186,10 @@ def _rust(text: str) -> Iterator[str]:
         if match := _RS_IMPL.match(line):
             if opens:
                 impls.append((_indent(match.group(1)), match.group(2).rsplit("::", 1)[-1]))
-        elif match := _RS_ITEM.match(line):
-            name = match.group(3)
+        elif (match := _RS_ITEM.match(line)) and not (
+            match.group(2) == "mod" and stripped.rstrip().endswith(";")
+        ):
+            name = match.group(3)  # (``mod x;`` declares a module whose file is x.rs: no definition here)
             yield name
             if impls and match.group(2) in ("fn", "const", "type"):
                 yield f"{impls[-1][1]}.{name}"

@@ -43,7 +43,8 @@ _MODULE_EXTS = (".py", ".pyi", "/__init__.py", ".rs", "/mod.rs", ".go", ".ts", "
 MAX_TOKENS = 400
 MAX_SCOPE_DIRS = 3
 MIN_STEM_CHARS = 4
-_DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc", ".html")
+# A word names a file by its stem only if the file is source code (not ``make.bat``, ``mypy.xsd``).
+_STEM_SUFFIXES = (".py", ".pyi", ".rs", ".go", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _TAGGED = re.compile(r"^\[([\w./@-]+)\]")  # [mypyc] …
 _CONVENTIONAL = re.compile(r"^\w+\(([\w./@, -]+)\)!?:")  # fix(@angular/build): …
 _PREFIXED = re.compile(r"^([\w.-]+(?:/[\w.-]+)*(?:, ?[\w.-]+(?:/[\w.-]+)*)*):\s")  # gopls/internal/golang: …
@@ -88,7 +89,7 @@ class LocalizeWeights:
     module: float = 0.75
     qualified: float = 0.8
     name: float = 0.6
-    flag: float = 0.6  # a command-line flag (``--cache-map``) the file declares
+    flag: float = 0.3  # a command-line flag (``--cache-map``): where it is declared, seldom where the fix is
     plain_name: float = 0.3  # a lower-case word without ``_`` (``types``, ``parser``): a weak clue alone
     folded_case: float = 0.6
     string: float = 0.75
@@ -97,7 +98,7 @@ class LocalizeWeights:
     outside: float = 0.4  # evidence outside the component the title names (``component``) counts this much
     stem: float = 0.6  # a word equal to a file's stem, in the component or code-shaped
     aside: float = 0.5  # a file under vendored, stub or test-data directories (``ASIDE``) counts this much
-    min_weight: float = 0.6  # set on evals/related's tuning half with the recall knobs
+    min_weight: float = 0.5  # set on evals/related's tuning half with the recall knobs
 
 
 DEFAULT_WEIGHTS = LocalizeWeights()
@@ -241,7 +242,7 @@ def _stems(
         if len(key) < MIN_STEM_CHARS or key in seen or key in _PROSE:
             continue
         seen.add(key)
-        paths = tuple(p for p in index.by_stem.get(key, ()) if not p.endswith(_DOC_SUFFIXES))
+        paths = tuple(p for p in index.by_stem.get(key, ()) if p.endswith(_STEM_SUFFIXES))
         if scope and at < title_words:
             inside = tuple(p for p in paths if _within(p, scope))
             if inside:  # the component's own name (``modernize/modernize.go``) is a weaker clue

@@ -415,6 +415,16 @@ def test_command_line_flags_are_declared_names() -> None:
     assert {"--exclude-newer", "--no-build"} <= set(cli.defs)
     assert "--quiet" not in cli.defs
     index = CheckoutIndex.build(["mypy/main.py", "mypy/build.py"], {"mypy/main.py": main})
-    found = localize("Support .ff files with --cache-map", index)
+    assert localize("Support .ff files with --cache-map", index) == ()  # where declared, seldom the fix
+    found = localize("Support .ff files with --cache-map", index, weights=LocalizeWeights(min_weight=0.1))
     assert found[0].path == "mypy/main.py"
+    assert found[0].weight == pytest.approx(0.3)
     assert "flag `--cache-map`" in found[0].why
+
+
+def test_a_rust_module_declaration_is_no_definition() -> None:
+    found = facts(
+        "crates/uv-workspace/src/lib.rs", "pub mod pyproject_mut;\nmod inline {\n    fn x() {}\n}\n"
+    )
+    assert "pyproject_mut" not in found.defs
+    assert {"inline", "x"} <= set(found.defs)
