@@ -2,10 +2,11 @@
 
 A file's *defs* are the names a task text could call it by: functions, methods (bare and as
 ``Class.method``, ``Recv.Method``, ``Type.method``), classes, structs, types, traits, interfaces,
-enums and constants. Its *strings* are the literal strings worth matching against an error message a
-task quotes: each literal is cut at its format placeholders (``{}``, ``%s``, ``${x}``) and every
-piece of at least ``MIN_STRING_CHARS`` characters and two words is kept normalized (lower case, runs of
-anything but letters, digits and ``_`` as one space), at most ``MAX_STRINGS`` per file.
+enums, constants, and the command-line flags it declares (``--cache-map``). Its *strings* are the
+literal strings worth matching against an error message a task quotes: each literal is cut at its
+format placeholders (``{}``, ``%s``, ``${x}``) and every piece of at least ``MIN_STRING_CHARS``
+characters and two words is kept normalized (lower case, runs of anything but letters, digits and ``_``
+as one space), at most ``MAX_STRINGS`` per file.
 
 Regexes, not parsers: they read a 10k-file checkout in seconds, never fail on a syntax error, and miss
 some exotic forms (a name defined by a macro, a method assigned at run time), which only costs recall
@@ -71,6 +72,11 @@ _RS_IMPL = re.compile(
     r"^([ \t]*)impl\b(?:[ \t]*<[^{]*?>)?[ \t]+(?:[\w:]+(?:<[^{]*?>)?[ \t]+for[ \t]+)?&?([\w:]+)"
 )
 
+_FLAG_LITERAL = re.compile(r"[\"'`](--[a-z][a-z0-9]*(?:-[a-z0-9]+)*)[\"'`=]")
+_CLAP_LONG = re.compile(
+    r"#\[(?:arg|clap)\([^\]]*?\blong\b(?:\s*=\s*\"([a-z0-9-]+)\")?[^\]]*\]\s*(?:#\[[^\]]*\]\s*|///[^\n]*\n\s*)*"
+    r"(?:pub(?:\([^)]*\))?\s+)?([a-z_][a-z0-9_]*)\s*:"
+)
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.){12,})"|\'((?:[^\'\\\n]|\\.){12,})\'|`([^`]{12,400})`')
 _PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{[^{}]{0,40}\}|%[-+ #0-9.]*[a-zA-Z]|\\[ntr]")
 _WORD = re.compile(r"[a-z0-9_]+")
@@ -87,8 +93,17 @@ def facts(path: str, text: str) -> SourceFacts:
     finder = _FINDERS.get(ext)
     if finder is None:
         return EMPTY
-    defs = tuple(dict.fromkeys(finder(text)))[:MAX_DEFS]
+    defs = tuple(dict.fromkeys([*finder(text), *_flags(text, ext)]))[:MAX_DEFS]
     return SourceFacts(defs=defs, strings=_strings(text))
+
+
+def _flags(text: str, ext: str) -> Iterator[str]:
+    """The command-line flags the file declares, as ``--name``: a literal ``"--name"``, or (Rust, clap)
+    a field under ``#[arg(...long...)]``."""
+    yield from _FLAG_LITERAL.findall(text)
+    if ext == ".rs":
+        for explicit, field in _CLAP_LONG.findall(text):
+            yield "--" + (explicit or field.replace("_", "-"))
 
 
 def _strings(text: str) -> tuple[str, ...]:
@@ -171,8 +186,10 @@ def _rust(text: str) -> Iterator[str]:
         if match := _RS_IMPL.match(line):
             if opens:
                 impls.append((_indent(match.group(1)), match.group(2).rsplit("::", 1)[-1]))
-        elif match := _RS_ITEM.match(line):
-            name = match.group(3)
+        elif (match := _RS_ITEM.match(line)) and not (
+            match.group(2) == "mod" and stripped.rstrip().endswith(";")
+        ):
+            name = match.group(3)  # (``mod x;`` declares a module whose file is x.rs: no definition here)
             yield name
             if impls and match.group(2) in ("fn", "const", "type"):
                 yield f"{impls[-1][1]}.{name}"

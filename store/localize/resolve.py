@@ -9,6 +9,7 @@ The text names code in five ways, each looked up in a ``CheckoutIndex`` (dict lo
 - *dotted paths* — ``mypy.checker`` (a module: ``mypy/checker.py``), ``Class.method``,
   ``cache.Package`` (a name qualified by its package directory);
 - *identifiers* — code spans, ``snake_case``, ``CamelCase``, ``call()``: the files defining the name;
+  *flags* (``--cache-map``): the files declaring them;
 - *literal strings* — error messages and quoted text, matched against the literals the files hold.
 
 Each match is *evidence* for a file with a score in (0, 1): the kind's base score divided among the
@@ -34,6 +35,7 @@ _PATH = re.compile(rf"(?<![\w/.@-])((?:[\w.@~-]+/)*[\w@-][\w.@-]*\.{_EXT})(?![\w
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _DOTTED = re.compile(r"(?<![\w.$])([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+)(?![\w$])")
 _IDENT = re.compile(r"(?<![\w$])([A-Za-z_$][\w$]*)(?![\w$])")
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 _CALL = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)\(")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _WORD_CHAR = re.compile(r"[a-z0-9_]+")
@@ -41,7 +43,8 @@ _MODULE_EXTS = (".py", ".pyi", "/__init__.py", ".rs", "/mod.rs", ".go", ".ts", "
 MAX_TOKENS = 400
 MAX_SCOPE_DIRS = 3
 MIN_STEM_CHARS = 4
-_DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc", ".html")
+# A word names a file by its stem only if the file is source code (not ``make.bat``, ``mypy.xsd``).
+_STEM_SUFFIXES = (".py", ".pyi", ".rs", ".go", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _TAGGED = re.compile(r"^\[([\w./@-]+)\]")  # [mypyc] …
 _CONVENTIONAL = re.compile(r"^\w+\(([\w./@, -]+)\)!?:")  # fix(@angular/build): …
 _PREFIXED = re.compile(r"^([\w.-]+(?:/[\w.-]+)*(?:, ?[\w.-]+(?:/[\w.-]+)*)*):\s")  # gopls/internal/golang: …
@@ -86,6 +89,7 @@ class LocalizeWeights:
     module: float = 0.75
     qualified: float = 0.8
     name: float = 0.6
+    flag: float = 0.3  # a command-line flag (``--cache-map``): where it is declared, seldom where the fix is
     plain_name: float = 0.3  # a lower-case word without ``_`` (``types``, ``parser``): a weak clue alone
     folded_case: float = 0.6
     string: float = 0.75
@@ -94,7 +98,7 @@ class LocalizeWeights:
     outside: float = 0.4  # evidence outside the component the title names (``component``) counts this much
     stem: float = 0.6  # a word equal to a file's stem, in the component or code-shaped
     aside: float = 0.5  # a file under vendored, stub or test-data directories (``ASIDE``) counts this much
-    min_weight: float = 0.6  # set on evals/related's tuning half with the recall knobs
+    min_weight: float = 0.5  # set on evals/related's tuning half with the recall knobs
 
 
 DEFAULT_WEIGHTS = LocalizeWeights()
@@ -238,7 +242,7 @@ def _stems(
         if len(key) < MIN_STEM_CHARS or key in seen or key in _PROSE:
             continue
         seen.add(key)
-        paths = tuple(p for p in index.by_stem.get(key, ()) if not p.endswith(_DOC_SUFFIXES))
+        paths = tuple(p for p in index.by_stem.get(key, ()) if p.endswith(_STEM_SUFFIXES))
         if scope and at < title_words:
             inside = tuple(p for p in paths if _within(p, scope))
             if inside:  # the component's own name (``modernize/modernize.go``) is a weaker clue
@@ -289,6 +293,9 @@ def _name_tokens(text: str) -> dict[str, None]:
 
 
 def _names(text: str, index: CheckoutIndex, weights: LocalizeWeights) -> Iterator[Clue]:
+    for flag in dict.fromkeys(_FLAG.findall(text)):
+        if flag in index.defs:
+            yield Clue(index.defs[flag], weights.flag, f"the task names the flag `{flag}`, declared here")
     for token in _name_tokens(text):
         if token.lower() in _PROSE:
             continue

@@ -130,8 +130,8 @@ class RankingWeights:
     # set on evals/related's tuning half, docs/decisions/0065-localization.md): a fix that touched a
     # localized file of weight ``w`` and IDF ``i`` gains ``localized_files · w · i / u`` evidence, added
     # to its strength (a known file's ``evidence_files · i / u`` only competes with the text's) ...
-    localized_files: float = 3.0
-    localized_min_weight: float = 0.6  # a localized file weighing less is ignored (too unsure to use)
+    localized_files: float = 6.0
+    localized_min_weight: float = 0.5  # a localized file weighing less is ignored (too unsure to use)
     # ... and in workspace mode (recall given the localized files, maybe none), a fix that touched no
     # localized file of ``localized_trust`` or more needs this strength (as ``untouched_strength`` when
     # files are known; 0: no such gate).

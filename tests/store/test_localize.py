@@ -399,3 +399,32 @@ def test_the_component_narrows_a_common_name_and_discounts_the_rest() -> None:
         "fix(@angular/build): `createCacheKey` is slow", index, weights=LocalizeWeights(min_weight=0)
     )
     assert outside[0].weight == pytest.approx(0.6 * 0.4)
+
+
+def test_command_line_flags_are_declared_names() -> None:
+    main = facts(
+        "mypy/main.py", 'parser.add_argument(\n    "--cache-map", nargs="+", dest="special-opts:cache_map")\n'
+    )
+    assert "--cache-map" in main.defs
+    cli = facts(
+        "crates/uv-cli/src/lib.rs",
+        "pub struct PipArgs {\n    /// Limit candidates.\n    #[arg(long, env = EnvVars::UV_EXCLUDE_NEWER)]\n"
+        '    pub exclude_newer: Option<String>,\n    #[arg(long = "no-build")]\n    no_build_flag: bool,\n'
+        "    #[arg(short)]\n    pub quiet: bool,\n}\n",
+    )
+    assert {"--exclude-newer", "--no-build"} <= set(cli.defs)
+    assert "--quiet" not in cli.defs
+    index = CheckoutIndex.build(["mypy/main.py", "mypy/build.py"], {"mypy/main.py": main})
+    assert localize("Support .ff files with --cache-map", index) == ()  # where declared, seldom the fix
+    found = localize("Support .ff files with --cache-map", index, weights=LocalizeWeights(min_weight=0.1))
+    assert found[0].path == "mypy/main.py"
+    assert found[0].weight == pytest.approx(0.3)
+    assert "flag `--cache-map`" in found[0].why
+
+
+def test_a_rust_module_declaration_is_no_definition() -> None:
+    found = facts(
+        "crates/uv-workspace/src/lib.rs", "pub mod pyproject_mut;\nmod inline {\n    fn x() {}\n}\n"
+    )
+    assert "pyproject_mut" not in found.defs
+    assert {"inline", "x"} <= set(found.defs)
