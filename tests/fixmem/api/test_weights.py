@@ -54,3 +54,12 @@ def test_bad_weights_are_a_readable_422(api: RunningApi, extra: dict[str, object
     for response in (_post(api, body), _get(api, **body)):
         assert response.status_code == 422, response.text
         assert said in response.json()["detail"], response.text
+
+
+def test_a_weight_under_one_is_recalled_as_where_the_task_was_localized(api: RunningApi) -> None:
+    body = {"project_id": PROJECT, "q": "split on commas", "files": ["src/mod1.py"], "weights": [0.8]}
+    got = _post(api, body).json()
+    assert got["recalled"][0]["reasons"]["localized"].startswith("touched src/mod1.py, where the task was")
+    assert "the client localized the task here" in got["prompt_block"]
+    plain = _post(api, {"project_id": PROJECT, "q": "split on commas"}).json()
+    assert not plain["recalled"][0]["reasons"].get("localized")
