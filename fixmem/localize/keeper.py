@@ -37,6 +37,7 @@ from store.localize import CheckoutIndex, Localized, localize
 
 RETRY_SECONDS = 300.0
 REFRESH_SECONDS = 60.0
+MAX_ROOTS = 4  # checkouts whose index a process keeps loaded; the least recently used is let go
 FAILED_SUFFIX = ".failed"
 
 
@@ -116,6 +117,7 @@ class _Root:
     child: subprocess.Popen[bytes] | None = None
     child_of: Checkout | None = None
     loading: bool = False
+    used_at: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -147,13 +149,23 @@ class Keeper:
         checkout = checkout_of(cwd) if cwd else None
         if checkout is None:
             return None
-        slot = self._roots.setdefault(checkout.root, _Root())
-        self._reap(slot)
         now = self.clock()
+        slot = self._roots.get(checkout.root)
+        if slot is None:
+            self._let_go()
+            slot = self._roots[checkout.root] = _Root()
+        slot.used_at = now
+        self._reap(slot)
         current = slot.checkout == checkout and now - slot.loaded_at < REFRESH_SECONDS
         if not current and not slot.loading and slot.child is None:
             self._warm(slot, checkout, now)
         return slot.index
+
+    def _let_go(self) -> None:
+        """Drop the least recently used idle checkout when ``MAX_ROOTS`` are kept (its cache stays)."""
+        idle = [(s.used_at, root) for root, s in self._roots.items() if s.child is None and not s.loading]
+        if len(self._roots) >= MAX_ROOTS and idle:
+            del self._roots[min(idle)[1]]
 
     def poll(self) -> None:
         """Reap the builds that ended (the daemon calls it when idle)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixmem.localize import checkout as ck
-from fixmem.localize.keeper import Keeper, failed_recently, localize_now, spawn_build
+from fixmem.localize.keeper import MAX_ROOTS, Keeper, failed_recently, localize_now, spawn_build
 from tests.fixmem.localize.checkout_repo import commit_all, make_checkout
 from tests.polling import wait_for
 
@@ -98,3 +98,15 @@ def test_a_short_lived_client_localizes_from_the_cache_or_builds_for_next_time(
     wait_for(lambda: localize_now(cache, str(repo), TASK), DEADLINE_SECONDS, "the detached build's index")
     assert localize_now(cache, str(repo), TASK)[0].path == "invoicer/totals.py"
     assert localize_now(cache, str(repo), "   ") == ()
+
+
+def test_a_keeper_lets_go_of_the_least_recently_used_checkout(tmp_path: Path) -> None:
+    keeper = Keeper(str(tmp_path / "cache"))
+    repos = [make_checkout(tmp_path / f"r{i}") for i in range(MAX_ROOTS + 1)]
+    for repo in repos[:MAX_ROOTS]:
+        warm(keeper, str(repo))
+    keeper.index_for(str(repos[0]))  # used again: the second is now the oldest
+    warm(keeper, str(repos[MAX_ROOTS]))
+    kept = set(keeper._roots)
+    assert len(kept) == MAX_ROOTS and str(repos[1]) not in kept and str(repos[0]) in kept
+    warm(keeper, str(repos[1]))  # back from its cache
