@@ -72,8 +72,10 @@ def _git(cwd: str, *args: str, timeout: float = GIT_TIMEOUT_SECONDS) -> bytes:
 def checkout_of(cwd: str, *, timeout: float = GIT_TIMEOUT_SECONDS) -> Checkout | None:
     """The checkout ``cwd`` lies in; None outside git or before a first commit. Read from ``.git`` (a
     prompt's path: no process), else asked of ``git`` (an unusual layout)."""
-    if _git_root(cwd) is None:
-        return None  # no .git up the tree: not a checkout, no git process
+    root = _git_root(cwd)
+    dot = os.path.join(root, ".git") if root is not None else ""
+    if root is None or (os.path.isdir(dot) and not os.path.exists(os.path.join(dot, "HEAD"))):
+        return None  # no repository up the tree: no git process
     return _read_checkout(cwd) or _ask_git(cwd, timeout)
 
 

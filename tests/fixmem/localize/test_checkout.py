@@ -138,3 +138,9 @@ def test_the_checkout_is_read_from_git_files_as_git_says_it(repo: Path, tmp_path
     assert other is not None and ck._read_checkout(str(tmp_path / "other")) == other
     git(repo, "checkout", "-q", "--detach")
     assert ck._read_checkout(str(repo)) == said  # a detached HEAD holds the sha itself
+
+
+def test_a_git_directory_without_head_is_no_checkout(tmp_path: Path) -> None:
+    (tmp_path / "w" / ".git").mkdir(parents=True)  # a config, no repository: as bench.hooks makes one
+    (tmp_path / "w" / ".git" / "config").write_text('[remote "origin"]\n\turl = https://x/y.git\n')
+    assert ck.checkout_of(str(tmp_path / "w")) is None
