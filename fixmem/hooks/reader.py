@@ -145,8 +145,6 @@ class Candidate:
 class Reader:
     """Recall for the hooks (the readers below)."""
 
-    localizer: Localizer | None = None
-
     def candidates(self, project: str, query: Query) -> list[Candidate]:
         """Ranked candidates for ``query`` in ``project``; raises ReaderError."""
         raise NotImplementedError
