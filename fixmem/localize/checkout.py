@@ -179,7 +179,10 @@ def _read_json(path: str) -> dict[str, object] | None:
 
 def load_facts(path: str) -> FileFacts:
     """The per-file facts of a facts file; {} when it is missing or corrupt."""
-    data = _read_json(path)
+    return _facts_of(_read_json(path))
+
+
+def _facts_of(data: dict[str, object] | None) -> FileFacts:
     files = data.get("files") if data else None
     if not isinstance(files, dict):
         return {}
@@ -210,6 +213,21 @@ def load_index(cache_dir: str, checkout: Checkout) -> CheckoutIndex | None:
         return CheckoutIndex.from_json(data)
     except (OSError, KeyError, TypeError, ValueError):
         return None
+
+
+def _whole(cache_dir: str, checkout: Checkout) -> bool:
+    """Whether the index file of ``checkout`` has its header and all the lines it announces (no parse)."""
+    try:
+        with open(index_path(cache_dir, checkout), "rb") as handle:
+            data = handle.read()
+        head = json.loads(data.split(b"\n", 1)[0])
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(head, dict)
+        and head.get("lines") == data.count(b"\n")
+        and head.get("root") == checkout.root
+    )
 
 
 def _merged(have: object, part: object) -> object:
@@ -292,18 +310,25 @@ def build_lock(cache_dir: str, root: str) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def build(cache_dir: str, checkout: Checkout) -> CheckoutIndex:
+def build(cache_dir: str, checkout: Checkout) -> CheckoutIndex | None:
     """List, scan (reading only what changed since the last build of this root), build and cache the
-    index of ``checkout``. Raises CheckoutError, BuildBusy, OSError (a cache that cannot be written)."""
+    index of ``checkout``; None when nothing changed since the last build of this HEAD (its index file is
+    only touched: fresh again, and a process that loaded it need not parse it again). Raises
+    CheckoutError, BuildBusy, OSError (a cache that cannot be written)."""
     with build_lock(cache_dir, checkout.root):
         names = tracked_files(checkout.root)
-        previous = load_facts(facts_path(cache_dir, checkout))
+        digest = hashlib.sha1("\0".join(names).encode(), usedforsecurity=False).hexdigest()
+        same = _read_json(facts_path(cache_dir, checkout))
+        previous = _facts_of(same)
         if not previous:
             heads = _heads(root_dir(cache_dir, checkout.root), ".facts.json")
             previous = load_facts(facts_path(cache_dir, Checkout(checkout.root, heads[0]))) if heads else {}
         scanned = scan(checkout.root, names, previous)
+        if same and same.get("names") == digest and scanned == previous and _whole(cache_dir, checkout):
+            os.utime(index_path(cache_dir, checkout))
+            return None
         index = CheckoutIndex.build(names, {name: item[2] for name, item in scanned.items()})
-        _write(checkout, facts_path(cache_dir, checkout), "files", _facts_json(scanned))
+        _write(checkout, facts_path(cache_dir, checkout), "files", _facts_json(scanned), names=digest)
         _write_lines(checkout, index_path(cache_dir, checkout), index.to_json())
         _prune(root_dir(cache_dir, checkout.root))
     return index
@@ -313,9 +338,10 @@ def _facts_json(scanned: FileFacts) -> dict[str, object]:
     return {n: [m, s, list(f.defs), list(f.strings)] for n, (m, s, f) in scanned.items()}
 
 
-def _write(checkout: Checkout, path: str, key: str, value: object) -> None:
-    """Write ``{"v", "root", "head", key: value}`` to ``path`` atomically (temp file + ``os.replace``)."""
-    body = {"v": CACHE_VERSION, "root": checkout.root, "head": checkout.head, key: value}
+def _write(checkout: Checkout, path: str, key: str, value: object, **more: object) -> None:
+    """Write ``{"v", "root", "head", key: value, **more}`` to ``path`` atomically (temp file +
+    ``os.replace``)."""
+    body = {"v": CACHE_VERSION, "root": checkout.root, "head": checkout.head, key: value, **more}
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         data = json.dumps(body, separators=(",", ":")).encode()  # one C call: json.dump streams in Python

@@ -118,6 +118,7 @@ class _Root:
     child_of: Checkout | None = None
     loading: bool = False
     used_at: float = 0.0
+    file_id: tuple[int, int] = (0, 0)  # inode and size of the index file loaded: a touched one is the same
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -201,13 +202,18 @@ class Keeper:
         def run() -> None:
             path = index_path(self.cache_dir, checkout)
             try:
-                built_at = os.stat(path).st_mtime  # an index built long ago is refreshed at its next use
+                info = os.stat(path)
+                built_at = info.st_mtime  # an index built long ago is refreshed at its next use
+                if slot.checkout == checkout and slot.file_id == (info.st_ino, info.st_size):
+                    slot.loaded_at = built_at  # a refresh found nothing changed: no parse
+                    return
                 index = load_index(self.cache_dir, checkout)
                 if index is None:  # corrupt: removed, so that the next use rebuilds it
                     os.unlink(path)
                 else:
                     with slot.lock:
                         slot.index, slot.checkout, slot.loaded_at = index, checkout, built_at
+                        slot.file_id = (info.st_ino, info.st_size)
             except OSError as exc:
                 self._failed(checkout, f"cannot load the index: {exc}")
             finally:

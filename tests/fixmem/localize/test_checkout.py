@@ -144,3 +144,20 @@ def test_a_git_directory_without_head_is_no_checkout(tmp_path: Path) -> None:
     (tmp_path / "w" / ".git").mkdir(parents=True)  # a config, no repository: as bench.hooks makes one
     (tmp_path / "w" / ".git" / "config").write_text('[remote "origin"]\n\turl = https://x/y.git\n')
     assert ck.checkout_of(str(tmp_path / "w")) is None
+
+
+def test_a_build_with_nothing_changed_only_touches_the_index(repo: Path, tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    found = ck.checkout_of(str(repo))
+    assert found is not None
+    built = ck.build(cache, found)
+    index = Path(ck.index_path(cache, found))
+    before = index.stat()
+    os.utime(index, (before.st_atime - 100, before.st_mtime - 100))
+    assert ck.build(cache, found) is None  # nothing changed
+    after = index.stat()
+    assert after.st_ino == before.st_ino and after.st_mtime > before.st_mtime - 100  # touched, not rewritten
+    (repo / "web/extra.ts").write_text("export function newWidget() {}\n")
+    git(repo, "add", "web/extra.ts")  # a new tracked file, same HEAD
+    again = ck.build(cache, found)
+    assert again is not None and "newWidget" in again.defs and again != built

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from fixmem.localize import checkout as ck
-from fixmem.localize.keeper import MAX_ROOTS, Keeper, failed_recently, localize_now, spawn_build
+from fixmem.localize.keeper import (
+    MAX_ROOTS,
+    REFRESH_SECONDS,
+    Keeper,
+    failed_recently,
+    localize_now,
+    spawn_build,
+)
 from tests.fixmem.localize.checkout_repo import commit_all, make_checkout
 from tests.polling import wait_for
 
@@ -110,3 +117,22 @@ def test_a_keeper_lets_go_of_the_least_recently_used_checkout(tmp_path: Path) ->
     kept = set(keeper._roots)
     assert len(kept) == MAX_ROOTS and str(repos[1]) not in kept and str(repos[0]) in kept
     warm(keeper, str(repos[1]))  # back from its cache
+
+
+def test_a_refresh_that_finds_nothing_changed_keeps_the_loaded_index(repo: Path, tmp_path: Path) -> None:
+    late = [0.0]
+    keeper = Keeper(str(tmp_path / "cache"), clock=lambda: time.time() + late[0])
+    warm(keeper, str(repo))
+    loaded = keeper.index_for(str(repo))
+    late[0] = REFRESH_SECONDS * 2  # a minute and more later: the next use refreshes it in a child
+    keeper.index_for(str(repo))
+    slot = keeper._roots[str(repo)]
+    assert slot.child is not None  # the refresh runs
+    before = slot.loaded_at
+
+    def refreshed() -> bool:
+        keeper.poll()  # reaps the child, then looks at the file it only touched
+        return slot.loaded_at > before and not slot.loading
+
+    wait_for(refreshed, DEADLINE_SECONDS, "the refresh")
+    assert keeper.index_for(str(repo)) is loaded  # the same object: not parsed again
