@@ -14,7 +14,8 @@ The text names code in five ways, each looked up in a ``CheckoutIndex`` (dict lo
 
 Each match is *evidence* for a file with a score in (0, 1): the kind's base score divided among the
 files it points to, so a name defined in one file counts fully and one defined in many means little
-(past ``max_files`` it is dropped). A file's weight is the noisy-or of its evidence; files under
+(past ``max_files`` it is dropped). A file's weight is the noisy-or of its evidence, and of a bonus
+when the title's own clues point at it (the title says what the task is about); files under
 ``min_weight`` are not returned, so a text that names nothing resolvable gets ``()``.
 """
 
@@ -89,6 +90,7 @@ class LocalizeWeights:
     module: float = 0.75
     qualified: float = 0.8
     name: float = 0.6
+    title: float = 0.3  # a file the title's own clues point at gains this much (noisy-or)
     flag: float = 0.3  # a command-line flag (``--cache-map``): where it is declared, seldom where the fix is
     plain_name: float = 0.3  # a lower-case word without ``_`` (``types``, ``parser``): a weak clue alone
     folded_case: float = 0.6
@@ -129,9 +131,11 @@ def localize(
     by_file: defaultdict[str, list[Evidence]] = defaultdict(list)
     for ev in evidence(text, index, weights):
         by_file[ev.path].append(ev)
+    title = text.lstrip().split("\n", 1)[0]
+    titled = {ev.path for ev in evidence(title, index, weights)} if weights.title and title != text else set()
     ranked: list[Localized] = []
     for path, found in by_file.items():
-        miss = 1.0
+        miss = 1.0 - weights.title if path in titled else 1.0  # what the title names counts more
         for ev in found:
             miss *= 1.0 - ev.score
         weight = round(1.0 - miss, 4)

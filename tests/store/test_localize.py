@@ -428,3 +428,14 @@ def test_a_rust_module_declaration_is_no_definition() -> None:
     )
     assert "pyproject_mut" not in found.defs
     assert {"inline", "x"} <= set(found.defs)
+
+
+def test_what_the_title_names_counts_more() -> None:
+    files = {"src/grammar.py": SourceFacts(defs=("parser",)), "src/tokens.py": SourceFacts(defs=("lexer",))}
+    index = CheckoutIndex.build(list(files), files)
+    found = localize("Fix a crash in `parser`\n\nThe `lexer` hands it an empty token.", index)
+    assert [loc.path for loc in found] == ["src/grammar.py"]
+    assert found[0].weight == pytest.approx(1 - 0.7 * 0.7)
+    untitled = localize("Fix a crash in `parser`\n\nThe `lexer` hands it an empty token.", index,
+                        weights=LocalizeWeights(title=0.0))  # fmt: skip
+    assert untitled == ()
