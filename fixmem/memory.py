@@ -99,14 +99,19 @@ class FixMemory:
         errors: Sequence[str] | None = None,
         k: int = DEFAULT_K,
         workspace: str | None = None,
+        weights: Sequence[float] | None = None,
     ) -> list[Recalled]:
         """The past fixes relevant to ``query``, best first; ``[]`` when nothing is relevant or memory is off.
+        ``weights``: how sure each of ``files`` is, in (0, 1] (1: known, under 1: a guess, e.g. where the
+        task was localized); None: every file is known.
 
-        Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key.
+        Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key,
+        ValueError when ``weights`` does not give each file one weight in (0, 1].
         """
+        service.check_weights(files or (), weights)
         if not self.settings.fix_memory_enabled:
             return []
-        question = service.Question(query, files or (), errors or (), k, workspace)
+        question = service.Question(query, files or (), errors or (), k, workspace, weights)
         return service.find(self.store, owner, project_key, question, now=self._clock())
 
     def prompt_block(
@@ -186,9 +191,12 @@ def recall(
     files: Sequence[str] | None = None,
     errors: Sequence[str] | None = None,
     k: int = DEFAULT_K,
+    weights: Sequence[float] | None = None,
 ) -> list[Recalled]:
     """``FixMemory.recall`` on the default memory."""
-    return default_memory().recall(owner, project_key, query, files=files, errors=errors, k=k)
+    return default_memory().recall(
+        owner, project_key, query, files=files, errors=errors, k=k, weights=weights
+    )
 
 
 def prompt_block(

@@ -22,6 +22,7 @@ from ingest.schema import TurnEvent
 from store import FixEntry, FixStore, Recalled, fit_query, prompt_block
 from store.impact import ImpactReport, SessionOutcome, sessions_of
 from store.impact import report as impact_report
+from store.localize import Localized
 from store.notes.render import DEFAULT_CEILING
 from store.notes.workspace import workspace_prompt_block
 from store.summary import LogSummary
@@ -30,13 +31,46 @@ from store.summary import LogSummary
 @dataclass(frozen=True)
 class Question:
     """What to recall for: the task text, files it is about, errors it hit, at most ``k`` fixes, and the
-    checkout (``workspace``: fixes whose files are gone there are marked stale; None: not checked)."""
+    checkout (``workspace``: fixes whose files are gone there are marked stale; None: not checked).
+
+    Localization (workspace mode, ``store.recall.localized``): ``localized``, the files of the checkout
+    the task was localized to with how sure and why (what an in-process caller passes; () when it found
+    none), or ``weights`` (the surfaces' form): how sure each of ``files`` is, in (0, 1] — 1 a known file,
+    under 1 a file the client localized the task to. Either one given (even empty) means the task was
+    localized; both None: text only, as without a checkout."""
 
     query: str
     files: Sequence[str] = ()
     errors: Sequence[str] = ()
     k: int = DEFAULT_K
     workspace: str | None = None
+    weights: Sequence[float] | None = None
+    localized: Sequence[Localized] | None = None
+
+
+CLIENT_LOCALIZED = "the client localized the task here"  # the reason of a file sent with a weight under 1
+
+
+def check_weights(files: Sequence[str], weights: Sequence[float] | None) -> None:
+    """Raises ValueError unless ``weights`` is None or gives each of ``files`` a weight in (0, 1]."""
+    if weights is None:
+        return
+    if len(weights) != len(files):
+        raise ValueError(f"{len(weights)} weights for {len(files)} files: give one weight per file, or none")
+    for path, weight in zip(files, weights, strict=True):
+        if not (isinstance(weight, int | float) and 0.0 < weight <= 1.0):  # NaN fails too
+            raise ValueError(f"the weight of {path} is {weight!r}: a weight is a number in (0, 1]")
+
+
+def weighed(question: Question) -> tuple[list[str], list[Localized] | None]:
+    """The known files of ``question`` and where it was localized (``localized``, then the files of weight
+    under 1; None: not localized). Raises ValueError on bad weights (``check_weights``)."""
+    check_weights(question.files, question.weights)
+    if question.weights is None:
+        return list(question.files), None if question.localized is None else list(question.localized)
+    pairs = list(zip(question.files, question.weights, strict=True))
+    guessed = [Localized(f, float(w), CLIENT_LOCALIZED) for f, w in pairs if w < 1.0]
+    return [f for f, w in pairs if w >= 1.0], [*(question.localized or ()), *guessed]
 
 
 @dataclass(frozen=True)
@@ -56,17 +90,20 @@ def find(store: FixStore, owner: str, project: str, question: Question, *, now: 
     """The fixes of ``owner``'s ``project`` relevant to ``question``, best first (the query and errors
     fitted to ``MAX_QUERY_CHARS`` / ``MAX_ERROR_CHARS`` as every surface fits them).
 
-    Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key.
+    Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key,
+    ValueError on bad weights.
     """
+    files, localized = weighed(question)
     return store.recall(
         owner,
         project,
         fit_query(question.query, MAX_QUERY_CHARS),
-        files=list(question.files),
+        files=files,
         errors=[fit_query(error, MAX_ERROR_CHARS) for error in question.errors],
         k=question.k,
         workspace=question.workspace,
         now=now,
+        localized=localized,
     )
 
 

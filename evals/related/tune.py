@@ -39,6 +39,7 @@ class Asked:
     ts: float
     same_function: frozenset[str]
     same_file: frozenset[str]
+    sha: str = ""  # the task's commit
 
 
 def history(repo: Repo, others: Sequence[Repo], split: str = "tune") -> tuple[list[FixEntry], list[Asked]]:
@@ -63,6 +64,7 @@ def history(repo: Repo, others: Sequence[Repo], split: str = "tune") -> tuple[li
                         float(commit.ts),
                         frozenset() if off else frozenset(s[:SHA] for s in same_fn),
                         frozenset() if off else frozenset(s[:SHA] for s in same_file),
+                        commit.sha,
                     )
                 )
         extracted = extract(validate_event(turn_event(repo, commit)), enabled=True, limits=Limits())

@@ -2,8 +2,9 @@
 
 Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose memory it is):
 
-- ``GET /api/fix-memory?workspace=&project_id=&q=&files=&error=&k=`` -> the recalled entries and the
-  prompt block; ``POST /api/fix-memory`` with a JSON body ``{q, files, error, k, project_id, workspace}``
+- ``GET /api/fix-memory?workspace=&project_id=&q=&files=&weights=&error=&k=`` -> the recalled entries and
+  the prompt block (``weights``: how sure each file is, in (0, 1]; under 1: where the client localized the
+  task); ``POST /api/fix-memory`` with a JSON body ``{q, files, weights, error, k, project_id, workspace}``
   does the same for a whole task text (up to ``fixmem.limits.MAX_QUERY_CHARS``, which no URL carries)
 - ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
@@ -45,6 +46,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from fixmem import service
 from fixmem.api.context import ApiContext, store_errors
 from fixmem.api.models import (
+    WEIGHTS_DESCRIPTION,
     ForgetOut,
     Problem,
     ProjectsOut,
@@ -162,29 +164,48 @@ def recall(  # noqa: PLR0917 (FastAPI passes query parameters by name)
         str | None, Query(max_length=MAX_ERROR_CHARS, description="An error the task hit.")
     ] = None,
     k: Annotated[int, Query(ge=1, le=MAX_K, description="At most this many fixes.")] = DEFAULT_K,
+    weights: Annotated[
+        list[Annotated[float, Query(gt=0, le=1, allow_inf_nan=False)]],
+        Query(max_length=MAX_FILES, description=WEIGHTS_DESCRIPTION + " Repeat it as files."),
+    ] = [],  # noqa: B006 (FastAPI copies defaults)
 ) -> RecallOut:
     """Past fixes of the project relevant to ``q``, best first, and the prompt block to inject."""
-    return recall_fixes_for(ctx, who, key, q, files=files, error=error, k=k)
+    return recall_fixes_for(ctx, who, key, q, files=files, error=error, k=k, weights=weights or None)
 
 
 @router.post("/api/fix-memory", response_model=RecallOut, responses=_ERRORS, tags=TAGS)
 def recall_post(ctx: Ctx, who: Owner, body: RecallIn) -> RecallOut:
     """The same as GET for a whole task text in a JSON body (a URL cannot carry 16,384 characters)."""
     key = _resolve_key(ctx, who, body.project_id, body.workspace)
-    return recall_fixes_for(ctx, who, key, body.q, files=body.files, error=body.error, k=body.k)
+    return recall_fixes_for(
+        ctx, who, key, body.q, files=body.files, error=body.error, k=body.k, weights=body.weights
+    )
 
 
 def recall_fixes_for(
-    ctx: ApiContext, who: str, key: str, q: str, *, files: list[str], error: str | None, k: int
+    ctx: ApiContext,
+    who: str,
+    key: str,
+    q: str,
+    *,
+    files: list[str],
+    error: str | None,
+    k: int,
+    weights: list[float] | None = None,
 ) -> RecallOut:
     """``who``'s past fixes for a task in project ``key``: the block, each fix's score, tier and reasons
-    (the recall routes and the web UI's search page). 404 when the project has no entries."""
+    (the recall routes and the web UI's search page). 404 when the project has no entries, 422 when
+    ``weights`` does not give each file one weight in (0, 1]."""
     started = time.perf_counter()
     now = ctx.clock()
+    try:
+        service.check_weights(files, weights)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from exc
     with store_errors():
         if not ctx.store.read(who, key).entries:
             raise HTTPException(404, NOT_FOUND_PROJECT)
-        question = service.Question(q, files, [error] if error else [], k)
+        question = service.Question(q, files, [error] if error else [], k, weights=weights)
         budget = ctx.settings.fix_memory_prompt_budget_tokens
         found = service.recall(ctx.store, who, key, question, budget_tokens=budget, now=now)
     ctx.metrics.recall_duration.observe(time.perf_counter() - started)

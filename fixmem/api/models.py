@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
 from ingest.links import VerdictLink
@@ -12,6 +12,14 @@ from ingest.schema import MAX_PROJECT_KEY_CHARS, MAX_VERDICT_DETAIL_CHARS, Verdi
 from store import FixEntry, Stats
 from store.redact import redact
 from store.summary import LogSummary
+
+Weight = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+WEIGHTS_DESCRIPTION = (
+    "How sure each of files is, in (0, 1], in their order: 1 a file known to matter, under 1 a guess (where "
+    "the client localized the task in its checkout). Given (even empty), the task was localized there and "
+    "recall is in workspace mode (a fix that touched no trusted file must be strong on its own); absent: "
+    "text only, every file known."
+)
 
 
 class RecallIn(BaseModel):
@@ -23,10 +31,19 @@ class RecallIn(BaseModel):
     files: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)]] = Field(
         default_factory=list, max_length=MAX_FILES, description="Files the task is about."
     )
+    weights: list[Weight] | None = Field(default=None, max_length=MAX_FILES, description=WEIGHTS_DESCRIPTION)
     error: str | None = Field(default=None, max_length=MAX_ERROR_CHARS, description="An error the task hit.")
     k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K, description="At most this many fixes.")
     project_id: str | None = Field(default=None, max_length=MAX_PROJECT_KEY_CHARS)
     workspace: str | None = Field(default=None, max_length=MAX_PROJECT_KEY_CHARS)
+
+    @model_validator(mode="after")
+    def _one_weight_per_file(self) -> RecallIn:
+        if self.weights is not None and len(self.weights) != len(self.files):
+            raise ValueError(
+                f"{len(self.weights)} weights for {len(self.files)} files: give one weight per file"
+            )
+        return self
 
 
 class VerdictIn(BaseModel):

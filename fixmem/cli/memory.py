@@ -63,6 +63,14 @@ def require_project(store: FixStore, owner: str, project: str) -> None:
 @owner_option
 @project_option
 @click.option("--file", "files", multiple=True, help="A file the task is about (repeatable).")
+@click.option(
+    "--weight",
+    "weights",
+    multiple=True,
+    type=click.FloatRange(0, 1, min_open=True),
+    help="How sure the --file of the same position is, in (0, 1]: 1 known, under 1 a guess (repeatable: "
+    "one per --file, or none).",
+)
 @click.option("--error", "errors", multiple=True, help="An error message the task hit (repeatable).")
 @click.option(
     "-k", type=click.IntRange(1, MAX_K), default=DEFAULT_K, show_default=True, help="At most this many fixes."
@@ -76,6 +84,7 @@ def recall_command(
     owner: str | None,
     project: str | None,
     files: tuple[str, ...],
+    weights: tuple[float, ...],
     errors: tuple[str, ...],
     k: int,
     workspace: str | None,
@@ -89,12 +98,16 @@ def recall_command(
     """
     if query == "-":
         query = sys.stdin.read()
+    try:
+        service.check_weights(files, weights or None)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     settings = load_settings(data_dir=data_dir, owner=owner, project=project)
     owner = require_owner(settings)
     store = wiring.make_store(settings, None)  # reading takes no lock
     project = settings.project_key(workspace)
     require_project(store, owner, project)
-    question = service.Question(query, files, errors, k, workspace)
+    question = service.Question(query, files, errors, k, workspace, weights or None)
     budget = settings.fix_memory_prompt_budget_tokens
     found = service.recall(store, owner, project, question, budget_tokens=budget, now=time.time())
     block = found.block

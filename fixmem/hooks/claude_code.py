@@ -263,16 +263,16 @@ def handle(
         spawn_drain(config)  # a Stop with Redis down kept its turns: Redis may answer now
     cwd = _str(payload, "cwd")
     if isinstance(action, Warm):
-        if not config.remote and config.daemon_idle_seconds > 0 and config.owner:
-            from fixmem.hooks.daemon_client import daemon_running, start_daemon  # noqa: PLC0415
+        checkout = cwd if config.localize and cwd else None  # its index loaded or built meanwhile
+        if config.daemon_idle_seconds > 0 and config.owner and (checkout or not config.remote):
+            from fixmem.hooks.daemon_client import warm_daemon  # noqa: PLC0415
 
-            if not daemon_running(config.hooks_dir):
-                os.makedirs(config.hooks_dir, exist_ok=True)
-                start_daemon(config, (config.owner, project_of(config, cwd)))
+            warm_daemon(config, None if config.remote else (config.owner, project_of(config, cwd)), checkout)
         trace["result"] = "session start" + ("" if config.remote else ": the recall daemon is warming up")
         return None
-    if action.event == "UserPromptSubmit":  # files the prompt names weigh in (recall's files signal)
-        action = Lookup(action.event, action.query.replace(files=mentioned_files(action.query.q, cwd)))
+    if action.event == "UserPromptSubmit":  # files the prompt names weigh in, and where it localizes in cwd
+        prompt = action.query.q
+        action = Lookup(action.event, Query(prompt, mentioned_files(prompt, cwd), checkout=cwd or None))
     session_id = _str(payload, "session_id") or NO_SESSION
     if config.project:
         project = config.project

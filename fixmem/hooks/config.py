@@ -36,6 +36,9 @@ DEFAULT_HOLDBACK_SALT = ""  # Settings.holdback_salt: change it to draw a new as
 MAX_HOLDBACK = 0.5  # Settings.holdback's bound
 DEFAULT_LEARN_FROM_USE = False  # Settings.learn_from_use: recall weighs each fix by how it was used
 DEFAULT_MEANING = False  # Settings.meaning: the meaning signal at task start (the optional extra)
+DEFAULT_LOCALIZE = (
+    True  # Settings.localize: task-start recall weighs the files the task names in the checkout
+)
 
 
 def read_token(path: str | None) -> str | None:
@@ -70,6 +73,7 @@ class HookConfig:
         "holdback_salt",
         "k",
         "learn_from_use",
+        "localize",
         "meaning",
         "owner",
         "project",
@@ -105,6 +109,7 @@ class HookConfig:
         holdback_salt: str = DEFAULT_HOLDBACK_SALT,
         learn_from_use: bool = DEFAULT_LEARN_FROM_USE,
         meaning: bool = DEFAULT_MEANING,
+        localize: bool = DEFAULT_LOCALIZE,
     ) -> None:
         self.data_dir = os.fspath(data_dir)
         self.owner, self.project = owner, project
@@ -116,7 +121,7 @@ class HookConfig:
         self.enabled, self.k = enabled, k
         self.holdback, self.holdback_salt = holdback, holdback_salt
         self.learn_from_use = learn_from_use
-        self.meaning = meaning
+        self.meaning, self.localize = meaning, localize
 
     def __repr__(self) -> str:
         shown = {name: getattr(self, name) for name in self.__slots__ if name != "api_token"}
@@ -130,6 +135,11 @@ class HookConfig:
     def hooks_dir(self) -> str:
         """Where the hooks keep their state, log, counters and the recall daemon's socket."""
         return os.path.join(self.data_dir, "hooks")
+
+    @property
+    def localize_dir(self) -> str:
+        """Where the checkouts' indexes are cached (``fixmem.localize``)."""
+        return os.path.join(self.data_dir, "hooks", "localize")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> HookConfig:
@@ -168,6 +178,7 @@ class HookConfig:
             holdback_salt=env.get(PREFIX + "HOLDBACK_SALT") or DEFAULT_HOLDBACK_SALT,
             learn_from_use=_truthy(get("LEARN_FROM_USE") or ("1" if DEFAULT_LEARN_FROM_USE else "0")),
             meaning=_truthy(get("MEANING") or ("1" if DEFAULT_MEANING else "0")),
+            localize=_truthy(get("LOCALIZE") or ("1" if DEFAULT_LOCALIZE else "0")),
         )
 
 

@@ -36,16 +36,28 @@ CONNECTION_TIMEOUT_SECONDS = 5.0
 
 def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
     """The answer to one request line: ``{"ok": true, "candidates": [[id, files, line], …]}`` (a recall),
-    ``{"ok": true, "code": …, "stdout": …, "stderr": …}`` (kind ``cli``) or ``{"ok": false, "error": …}``."""
+    ``{"ok": true, "code": …, "stdout": …, "stderr": …}`` (kind ``cli``), ``{"ok": true, "localized":
+    [[path, weight, why], …]}`` (kind ``localize``: null while the checkout's index is cold) or ``{"ok":
+    false, "error": …}``. A recall with a ``checkout`` is localized there first."""
     try:
         request = json.loads(raw)
         if not isinstance(request, dict) or request.get("v") != PROTOCOL:
             raise ValueError(f"not a protocol {PROTOCOL} request")
         if request.get("kind") == "cli":
             return _run_command(request)
-        files = request.get("files") or []
-        error = request.get("error")
-        query = Query(str(request["q"]), tuple(str(f) for f in files), str(error) if error else None)
+        if request.get("kind") == "localize":  # a remote-mode hook: where the task points in its checkout
+            guesses = reader.localized(str(request["checkout"]), str(request["q"]))
+            where = None if guesses is None else [[g.path, g.weight, g.why] for g in guesses]
+            return {"ok": True, "localized": where}
+        files, weights = request.get("files") or [], request.get("weights")
+        error, checkout = request.get("error"), request.get("checkout")
+        query = Query(
+            str(request["q"]),
+            tuple(str(f) for f in files),
+            str(error) if error else None,
+            weights=None if weights is None else tuple(float(w) for w in weights),
+            checkout=str(checkout) if checkout else None,
+        )
         found = reader.recall(
             str(request["owner"]),
             str(request["project"]),
@@ -84,6 +96,7 @@ def serve(
     *,
     warm: tuple[str, str] | None = None,
     warm_cli: bool = False,
+    warm_checkout: str | None = None,
     idle_seconds: float | None = None,
 ) -> int:
     """Serve until idle for ``idle_seconds`` (default: the config's); the number of requests answered,
@@ -110,6 +123,8 @@ def serve(
                 reader.recall(warm[0], warm[1], Query("warm up"), 1, config.prompt_budget_tokens)
             except ReaderError as exc:
                 note_failure(hooks_dir, "daemon", f"warming {warm[1]}: {exc}")
+        if warm_checkout:  # its index loaded or built (in a child) while the session starts
+            reader.localized(warm_checkout, "")
         return _listen(reader, hooks_dir, idle)
 
 
@@ -134,6 +149,7 @@ def _listen(reader: LocalReader, hooks_dir: str, idle: float) -> int:
             except TimeoutError:
                 if time.monotonic() - last >= idle or not _still_ours(bound):
                     return served
+                reader.poll()  # reap the index builds that ended
                 continue
             with conn:
                 conn.settimeout(CONNECTION_TIMEOUT_SECONDS)
@@ -167,12 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm-owner", default="")
     parser.add_argument("--warm-project", default="")
     parser.add_argument("--warm-cli", action="store_true", help="import the CLI's forwarded commands")
+    parser.add_argument("--warm-checkout", default="", help="load or build this checkout's index")
     args = parser.parse_args(argv)
     config = HookConfig.from_env()
     warm = (args.warm_owner, args.warm_project) if args.warm_owner and args.warm_project else None
     signal.signal(signal.SIGTERM, _terminate)  # leave no socket behind
     try:
-        serve(config, warm=warm, warm_cli=args.warm_cli)
+        serve(config, warm=warm, warm_cli=args.warm_cli, warm_checkout=args.warm_checkout or None)
     except Exception as exc:
         note_failure(config.hooks_dir, "daemon", f"{type(exc).__name__}: {exc}")
     return 0

@@ -78,10 +78,12 @@ def daemon_running(hooks_dir: str) -> bool:
         return False
 
 
-def start_daemon(config: HookConfig, warm: tuple[str, str] | None = None, *, cli: bool = False) -> None:
+def start_daemon(
+    config: HookConfig, warm: tuple[str, str] | None = None, *, cli: bool = False, checkout: str | None = None
+) -> None:
     """Start ``python -m fixmem.hooks.daemon`` for the data directory, detached (own session, no stdio);
     ``warm``: the (owner, project) it loads before it answers; ``cli``: it imports the CLI's forwarded
-    commands first (``fixmem.__main__`` starts it)."""
+    commands first (``fixmem.__main__`` starts it); ``checkout``: it loads or builds that checkout's index."""
     import subprocess  # noqa: PLC0415 - only on a cold start
 
     env = {**os.environ, "FIXMEM_DATA_DIR": config.data_dir}
@@ -91,6 +93,8 @@ def start_daemon(config: HookConfig, warm: tuple[str, str] | None = None, *, cli
         argv += ["--warm-owner", warm[0], "--warm-project", warm[1]]
     if cli:
         argv.append("--warm-cli")
+    if checkout:
+        argv += ["--warm-checkout", checkout]
     subprocess.Popen(
         argv,
         env=env,
@@ -124,6 +128,8 @@ class DaemonReader(Reader):
             "k": self.config.k,
             "budget_tokens": self.config.prompt_budget_tokens,
         }
+        if query.checkout and self.config.localize:  # the daemon localizes the task in it
+            request["checkout"] = query.checkout
         self.cold = False
         try:
             sock = connect(self.path, self.config.timeout_seconds)
@@ -174,3 +180,51 @@ class DaemonReader(Reader):
                 if now - started > START_GRACE_SECONDS and not daemon_running(hooks_dir):
                     raise ReaderError(f"recall daemon exited at start (see {hooks_dir}/hook.log)") from exc
                 time.sleep(POLL_SECONDS)
+
+
+def localized_by_daemon(config: HookConfig, checkout: str, text: str) -> list[tuple[str, float]] | None:
+    """(file, weight) of where ``text`` points in ``checkout``, asked of the data directory's daemon (a
+    remote-mode hook: the index stays warm there, a hook process could not load it in its budget); None
+    while the index is cold, or no daemon answers (one is started for the next prompt). Raises
+    ReaderError."""
+    request: dict[str, object] = {"v": PROTOCOL, "kind": "localize", "checkout": checkout, "q": text}
+    path = os.path.join(config.hooks_dir, SOCKET_NAME)
+    try:
+        sock = connect(path, config.timeout_seconds)
+    except (FileNotFoundError, ConnectionRefusedError):
+        try:
+            os.makedirs(config.hooks_dir, exist_ok=True)
+            if not daemon_running(config.hooks_dir):
+                start_daemon(config)
+        except OSError as exc:
+            raise ReaderError(f"cannot start the recall daemon in {config.hooks_dir}: {exc}") from exc
+        return None
+    except OSError as exc:
+        raise ReaderError(f"recall daemon at {path}: {exc}") from exc
+    try:
+        answer = exchange(sock, request)
+        if answer.get("ok") is not True:
+            raise ValueError(str(answer.get("error")))
+        found = answer["localized"]
+        if found is None:
+            return None
+        if not isinstance(found, list):
+            raise TypeError("localized is not a list")
+        return [(str(item[0]), float(item[1])) for item in found]
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise ReaderError(f"recall daemon, localizing: {exc}") from exc
+
+
+def warm_daemon(config: HookConfig, warm: tuple[str, str] | None, checkout: str | None) -> None:
+    """Start the daemon if none runs (``warm``: the project it loads), and have it load or build the index
+    of ``checkout`` (``SessionStart``: the session's first prompt finds both warm). Raises OSError."""
+    if not daemon_running(config.hooks_dir):
+        os.makedirs(config.hooks_dir, exist_ok=True)
+        start_daemon(config, warm, checkout=checkout)
+    elif checkout:
+        try:
+            localized_by_daemon(config, checkout, "")  # no text: only starts the index's load or build
+        except ReaderError as exc:
+            from fixmem.hooks.session import note_failure  # noqa: PLC0415
+
+            note_failure(config.hooks_dir, "localize", str(exc))

@@ -88,16 +88,17 @@ class Harness:
 
     def before_task(self, text: str) -> str:
         """The block of past fixes relevant to the task ("" for none): put it before the task. Files of
-        the workspace the task names weigh in, as in the Claude Code prompt hook."""
+        the workspace the task names weigh in, and the files it localizes to there (its index kept warm
+        in this process, built in a child: the first task of a checkout is recalled on its text), as in
+        the Claude Code prompt hook."""
         from ingest.git_place import head  # noqa: PLC0415
 
         self._start = head(self.workspace)
         text = text.strip()
         if not text:
             return ""
-        return self._block(
-            Lookup("UserPromptSubmit", Query(text, files=mentioned_files(text, self.workspace)))
-        )
+        query = Query(text, mentioned_files(text, self.workspace), checkout=self.workspace)
+        return self._block(Lookup("UserPromptSubmit", query))
 
     def on_file(self, path: str, *, edited: bool = False) -> str:
         """Fixes that touched ``path`` not shown yet (once per file per session; "" for none). ``edited``:

@@ -13,13 +13,18 @@ Errors are ``ReaderError`` (the hook logs and counts them, and answers nothing).
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from fixmem.hooks.config import HookConfig
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    # (checkout, task text) -> (file, weight)s, None while the checkout's index is cold
+    Localizer = Callable[[str, str], list[tuple[str, float]] | None]
 
 # Mirrors of fixmem.limits (checked by a test): what the API accepts, so that every mode asks the same.
 MAX_QUERY_CHARS = 16_384
@@ -37,24 +42,55 @@ class ColdStart(ReaderError):
 
 
 class Query:
-    """What to recall for: the task text, files, an error. ``q`` is what the API requires."""
+    """What to recall for: the task text, files, an error. ``q`` is what the API requires. ``weights``:
+    the task was localized (workspace mode): how sure each file is, in (0, 1] (1: known; under 1: a file
+    the task was localized to); None: not localized, every file known. ``checkout``: the directory the
+    task runs in, where a task-start recall localizes it (never sent to the API: a remote reader localizes
+    on this side and sends the files with their weights)."""
 
-    __slots__ = ("error", "files", "q")
+    __slots__ = ("checkout", "error", "files", "q", "weights")
 
-    def __init__(self, q: str, files: tuple[str, ...] = (), error: str | None = None) -> None:
+    def __init__(
+        self,
+        q: str,
+        files: tuple[str, ...] = (),
+        error: str | None = None,
+        *,
+        weights: tuple[float, ...] | None = None,
+        checkout: str | None = None,
+    ) -> None:
         self.q, self.files, self.error = q, files, error
+        self.weights, self.checkout = weights, checkout
 
     def replace(self, *, q: str | None = None, files: tuple[str, ...] | None = None) -> Query:
-        """A copy with another text or files."""
-        return Query(self.q if q is None else q, self.files if files is None else files, self.error)
+        """A copy with another text or files (files replaced: their weights dropped)."""
+        text = self.q if q is None else q
+        if files is None:
+            return Query(text, self.files, self.error, weights=self.weights, checkout=self.checkout)
+        return Query(text, files, self.error, checkout=self.checkout)
+
+    def with_guesses(self, guesses: list[tuple[str, float]]) -> Query:
+        """The query of a task localized to the (file, weight) ``guesses`` (maybe none): they are added
+        after the files not among them, which weigh 1."""
+        known = dict(zip(self.files, self.weights or (1.0,) * len(self.files), strict=True))
+        added = [(f, w) for f, w in guesses if f not in known]
+        files = (*known, *(f for f, _ in added))
+        weights = (*known.values(), *(w for _, w in added))
+        return Query(self.q, files, self.error, weights=weights, checkout=self.checkout)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Query) and self.to_json() == other.to_json()
+        mine, theirs = (self.to_json(), self.checkout), None
+        if isinstance(other, Query):
+            theirs = (other.to_json(), other.checkout)
+        return mine == theirs
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Query({self.q!r}, files={self.files!r}, error={self.error!r})"
+        more = (f", weights={self.weights!r}" if self.weights is not None else "") + (
+            f", checkout={self.checkout!r}" if self.checkout else ""
+        )
+        return f"Query({self.q!r}, files={self.files!r}, error={self.error!r}{more})"
 
     def text(self) -> str:
         """The text recalled for, fitted to the API's bound as the CLI and the MCP tool fit it."""
@@ -67,10 +103,11 @@ class Query:
 
     def to_json(self) -> dict[str, Any]:
         """The request body of ``POST /api/fix-memory`` (and of the daemon) without the project."""
-        body: dict[str, Any] = {
-            "q": self.text(),
-            "files": [f for f in self.files if 0 < len(f) <= MAX_PATH_CHARS][:MAX_FILES],
-        }
+        weights = self.weights or (1.0,) * len(self.files)
+        kept = [(f, w) for f, w in zip(self.files, weights, strict=True) if 0 < len(f) <= MAX_PATH_CHARS]
+        body: dict[str, Any] = {"q": self.text(), "files": [f for f, _ in kept[:MAX_FILES]]}
+        if self.weights is not None:  # localized (maybe to nothing): the weights say it
+            body["weights"] = [w for _, w in kept[:MAX_FILES]]
         if self.error:
             body["error"] = self.error
         return body
@@ -133,12 +170,18 @@ def pair(entries: list[tuple[str, tuple[str, ...], bool]], block: str) -> list[C
 class RemoteReader(Reader):
     """Recall through ``POST /api/fix-memory`` of a running ``fixmem serve``/``fixmem up``."""
 
-    def __init__(self, url: str, token: str, *, timeout: float, k: int) -> None:
+    def __init__(
+        self, url: str, token: str, *, timeout: float, k: int, localizer: Localizer | None = None
+    ) -> None:
         self.url, self.token, self.timeout, self.k = url.rstrip("/"), token, timeout, k
+        self.localizer = localizer  # the server cannot see the checkout: this side localizes
 
     def candidates(self, project: str, query: Query) -> list[Candidate]:
         from fixmem.hooks.http import request  # noqa: PLC0415
 
+        guesses = self.localizer(query.checkout, query.q) if query.checkout and self.localizer else None
+        if guesses is not None:  # None: the checkout's index is cold (text only)
+            query = query.with_guesses(guesses)
         body = query.to_json()
         if not body["q"]:
             return []
@@ -177,6 +220,35 @@ class LocalReader(Reader):
     def __init__(self, config: HookConfig) -> None:
         self.config = config
         self._store: Any = None  # one FixStore: its parsed-log cache makes later recalls warm
+        self._keeper: Any = None  # fixmem.localize.keeper.Keeper: the checkouts' indexes, kept warm
+
+    def localized(self, checkout: str, text: str) -> tuple[Any, ...] | None:
+        """Where ``text`` points in ``checkout`` (``store.localize.Localized``s; () for nowhere), from the
+        index this process keeps warm; None while it is cold or localization is off. Never raises: a
+        failure is logged and counted (``localize``), and the recall goes on text only."""
+        if not self.config.localize or not checkout:
+            return None
+        from fixmem.hooks.session import note_failure  # noqa: PLC0415
+
+        hooks_dir = self.config.hooks_dir
+        try:
+            if self._keeper is None:
+                from fixmem.localize.keeper import Keeper  # noqa: PLC0415
+
+                self._keeper = Keeper(
+                    os.path.abspath(self.config.localize_dir),
+                    on_failure=lambda message: note_failure(hooks_dir, "localize", message),
+                )
+            found = self._keeper.localized(checkout, text)
+        except Exception as exc:  # localization is a bonus: never the reason a recall fails
+            note_failure(hooks_dir, "localize", f"{type(exc).__name__}: {exc}")
+            return None
+        return None if found is None else tuple(found)
+
+    def poll(self) -> None:
+        """Reap the index builds that ended (an idle daemon calls it)."""
+        if self._keeper is not None:
+            self._keeper.poll()
 
     def candidates(self, project: str, query: Query) -> list[Candidate]:
         return self.recall(self.config.owner, project, query, self.config.k, self.config.prompt_budget_tokens)
@@ -196,7 +268,11 @@ class LocalReader(Reader):
             if self._store is None:
                 self._store = local_store(self.config)
             errors = [body["error"]] if body.get("error") else []
-            question = service.Question(body["q"], body["files"], errors, k)
+            localized = self.localized(query.checkout, body["q"]) if query.checkout else None
+            weights = body.get("weights")
+            question = service.Question(
+                body["q"], body["files"], errors, k, weights=weights, localized=localized
+            )
             found = service.recall(
                 self._store, owner, project, question, budget_tokens=budget_tokens, now=now
             )

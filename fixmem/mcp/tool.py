@@ -1,8 +1,8 @@
 """The ``recall_fixes`` tool: a read-only lookup of past fixes, its schemas, and auto-recall.
 
-- ``recall_fixes(ctx, args)``: the handler. ``args`` = ``{query, files?, error?, k?}`` (a mapping, or the
-  JSON string OpenAI hands over); returns a ``ToolResult`` (the text the model reads, the prompt block,
-  the fixes). Reads the store only: no side effect, safe to call any number of times.
+- ``recall_fixes(ctx, args)``: the handler. ``args`` = ``{query, files?, weights?, error?, k?}`` (a
+  mapping, or the JSON string OpenAI hands over); returns a ``ToolResult`` (the text the model reads, the
+  prompt block, the fixes). Reads the store only: no side effect, safe to call any number of times.
 - ``INPUT_SCHEMA`` (JSON Schema) and ``tool_schema("openai" | "anthropic" | "mcp")``: the same tool in
   each vendor's tool format (``fixmem tool-schema``); ``RecallArgs`` validates exactly what it describes.
 - ``auto_recall(ctx, user_message, files=, errors=)``: the block to inject before a turn (project notes,
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fixmem import service
 from fixmem.errors import InvalidInput
@@ -73,6 +73,15 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
             "maxItems": MAX_FILES,
             "description": "Files the task is about (paths relative to the workspace).",
         },
+        "weights": {
+            "type": "array",
+            "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            "maxItems": MAX_FILES,
+            "description": (
+                "How sure each of files is, in (0, 1], in their order: 1 a file you know matters, under 1 a "
+                "guess. Leave it out when you know every file."
+            ),
+        },
         "error": {
             "type": "string",
             "description": (
@@ -115,9 +124,20 @@ class RecallArgs(BaseModel):
 
     query: str = Field(min_length=1)  # trimmed, not refused, when longer than MAX_QUERY_CHARS
     files: list[Path_] = Field(default_factory=list, max_length=MAX_FILES)
+    weights: list[Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]] | None = Field(
+        default=None, max_length=MAX_FILES
+    )
     error: str | None = None  # trimmed to MAX_ERROR_CHARS
     k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)
     session_id: str | None = Field(default=None, min_length=1, max_length=MAX_SESSION_ID_CHARS)
+
+    @model_validator(mode="after")
+    def _one_weight_per_file(self) -> RecallArgs:
+        if self.weights is not None and len(self.weights) != len(self.files):
+            raise ValueError(
+                f"{len(self.weights)} weights for {len(self.files)} files: give one weight per file"
+            )
+        return self
 
 
 def parse_args(args: Mapping[str, Any] | str | bytes | None) -> RecallArgs:
@@ -205,7 +225,7 @@ def recall_fixes(ctx: ToolContext, args: Mapping[str, Any] | str | bytes | None)
     if not ctx.enabled:
         return ToolResult(DISABLED, "", [])
     errors = [parsed.error] if parsed.error else []
-    question = service.Question(parsed.query, parsed.files, errors, parsed.k, ctx.workspace)
+    question = service.Question(parsed.query, parsed.files, errors, parsed.k, ctx.workspace, parsed.weights)
     found = service.recall(
         ctx.store, ctx.owner, ctx.project_key, question, budget_tokens=ctx.budget_tokens, now=ctx.clock()
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from store.api.learning import Learning
 from store.entry import FixEntry
 from store.history import lineage
+from store.localize import Localized
 from store.persist.fixlog import MalformedLine
 from store.recall.ranking import RankingWeights
 from store.recall.search import Recalled, recall_view
@@ -48,15 +49,18 @@ class Reading(Learning):
         now: float | None = None,
         known_commits: Collection[str] | None = None,
         weights: RankingWeights | None = None,
+        localized: Sequence[Localized] | None = None,
     ) -> list[Recalled]:
         """Up to ``k`` past fixes relevant to the query, best first, redacted; ``[]`` when none is relevant.
 
         ``files`` and ``errors`` boost entries that touched the same files or hit the same errors;
         ``workspace`` normalizes absolute paths and marks entries whose files are gone; ``known_commits``
-        marks entries whose commit is gone. ``now``: unix seconds (default: the clock). When the store
-        learns from use, each fix's strength is multiplied by what its use says (``store.usage``); with the
-        meaning signal (``store.meaning``), a text-only query may get the fixes just under the floor whose
-        request means the same.
+        marks entries whose commit is gone. ``localized``: workspace mode, the files of the checkout the task
+        text names (``store.localize``; None: no checkout index, text only; ``()``: it names none), which
+        count as known files weighted by how sure they are. ``now``: unix
+        seconds (default: the clock). When the store learns from use, each fix's strength is multiplied
+        by what its use says (``store.usage``); with the meaning signal (``store.meaning``), a text-only
+        query may get the fixes just under the floor whose request means the same.
         Raises InvalidKey, StoreUnavailable.
         """
         project = self._files(owner, project_key)
@@ -74,6 +78,7 @@ class Reading(Learning):
             weights=weights or self.weights,
             learned=self._learned(project, cached),
             meaning=self.meaning.cosines(cached.view.entries, query) if text_only and self.meaning else None,
+            localized=localized,
         )
 
     def lineage(self, owner: str, project_key: str, entry_id: str) -> list[FixEntry]:

@@ -32,7 +32,9 @@ either scale is relevant. ``evidence_floor`` sits just above the best evidence a
 evals/related's tuning half reaches (another repository's task text asked of this one), so those
 abstain at any length. When the query names files, an entry that touched none of them is not returned
 (mid-task, the files being edited are the strongest signal), and the files' IDF mass it shares is added
-to its strength.
+to its strength. Files the task was *localized* to (``store.localize``: the checkout's files its text
+names) count the same way weighted by how sure the localization is; in that workspace mode a fix that
+touched no trusted localized file must be strong on its own (``RankingWeights.localized_*``).
 
 When recall learns from use (``store.usage``), each entry's strength is first multiplied by its factor,
 in a small range around 1. An entry is returned only if it is live (not superseded) and its strength is
@@ -124,6 +126,20 @@ class RankingWeights:
     meaning_cosine: float = 0.6
     meaning_count: float = 2.0
     meaning_candidates: float = 10.0
+    # Localized files (issue 32: the files of the checkout the task text names, ``store.localize``;
+    # set on evals/related's tuning half, docs/decisions/0067-localization.md): a fix that touched a
+    # localized file of weight ``w`` and IDF ``i`` gains ``localized_files · w · i / u`` evidence, added
+    # to its strength (a known file's ``evidence_files · i / u`` only competes with the text's) ...
+    localized_files: float = 6.0
+    localized_min_weight: float = 0.5  # a localized file weighing less is ignored (too unsure to use)
+    # ... and in workspace mode (recall given the localized files, maybe none), a fix that touched no
+    # localized file of ``localized_trust`` or more needs this strength (as ``untouched_strength`` when
+    # files are known; 0: no such gate).
+    localized_trust: float = 0.7
+    localized_untouched: float = 1.25
+    # ... and when no localized file is trusted (the localizer was unsure, or found nothing), every fix
+    # needs this strength (1: the text floor).
+    localized_unsure: float = 1.5
 
     def outcome_factors(self) -> FloatArray:
         """Factor per outcome code (``OUTCOME_CODES`` order)."""
@@ -149,6 +165,9 @@ class Signals:
     query_weight: float = 0.0  # Q: the query's IDF mass
     unit: float = 1.0  # u: the idf of a word one entry holds
     files_asked: bool = False  # the query named files: an entry touching none of them is not returned
+    localized_mass: FloatArray | None = None  # summed weight × IDF of the localized files each entry touched
+    localized_gate: BoolArray | None = None  # touched a trusted localized file (None: no gate)
+    localized_sure: bool = False  # some localized file was trusted
 
 
 def relevance(signals: Signals, weights: RankingWeights = DEFAULT_WEIGHTS) -> FloatArray:
@@ -187,8 +206,16 @@ def strength(signals: Signals, weights: RankingWeights = DEFAULT_WEIGHTS) -> Flo
         if touched is not None:
             found = found + weights.evidence_files * touched / max(signals.unit, 1e-9)
         value = np.maximum(value, found / weights.evidence_floor)
+        if signals.localized_mass is not None:  # added to the strength: it raises the order too
+            value = (
+                value
+                + weights.localized_files * signals.localized_mass / signals.unit / weights.evidence_floor
+            )
     if touched is not None:  # files named: a fix that touched none of them must be close on its own
         value = np.where((touched > 0) | (value >= weights.untouched_strength), value, 0.0)
+    elif signals.localized_gate is not None:
+        need = weights.localized_untouched if signals.localized_sure else weights.localized_unsure
+        value = np.where(signals.localized_gate | (value >= need), value, 0.0)
     return value
 
 

@@ -13,7 +13,9 @@ import numpy as np
 import numpy.typing as npt
 
 from store.entry import FixEntry
+from store.localize import Localized
 from store.recall.code import symbol_keys
+from store.recall.localized import LocalizedRows, workspace_mode
 from store.recall.ranking import DEFAULT_WEIGHTS, RankingWeights, Signals, rank, strength
 from store.recall.tokenize import match_forms
 from store.recall.view import ProjectView, QueryTerms, query_terms
@@ -38,6 +40,7 @@ class Reasons:
     words: tuple[str, ...] = ()  # distinctive words both say
     use: str | None = None  # how it fared when injected before (``store.usage.explain``)
     meaning: str | None = None  # returned under the floor because its request means what the query says
+    localized: str | None = None  # it touched a file the task was localized to, and why (``store.localize``)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serializable dict."""
@@ -49,6 +52,7 @@ class Reasons:
             "words": list(self.words),
             "use": self.use,
             "meaning": self.meaning,
+            "localized": self.localized,
         }
 
     def summary(self) -> str:
@@ -66,7 +70,7 @@ class Reasons:
         if self.words:
             parts.append("words: " + ", ".join(self.words))
         shared = "shares " + "; ".join(parts) if parts else ""
-        return "; ".join(p for p in (shared, self.meaning, self.use) if p)
+        return "; ".join(p for p in (shared, self.localized, self.meaning, self.use) if p)
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,7 @@ def recall_view(
     file_exists_check: bool = True,
     learned: Learned | None = None,
     meaning: npt.NDArray[np.float64] | None = None,
+    localized: Sequence[Localized] | None = None,
 ) -> list[Recalled]:
     """The ``k`` most relevant live entries of ``view`` for the query, best first (closely related ones
     before possibly related ones); ``[]`` if none is.
@@ -116,12 +121,17 @@ def recall_view(
     files are gone from it are marked stale. ``learned``: multipliers learned from use (``store.usage``),
     applied to the strength and said in the reasons. ``meaning``: the cosine per row of ``view`` of its
     request's embedding with the query's (``store.meaning``; only a text-only query uses it).
+    ``localized``: workspace mode, the files the task was localized to in its checkout, maybe none
+    (``store.recall.localized``); None: no checkout, text only.
     """
     if not view.entries or k <= 0:
         return []
     errors, paths = list(errors or ()), list(files or ())
     terms = query_terms(query, errors)
     signals = view.signals(terms, files=paths, errors=errors, workspace=workspace, weights=weights)
+    signals, found = workspace_mode(
+        view, signals, localized, workspace=workspace, weights=weights, known=paths
+    )
     factors = None if learned is None else learned.factors
     live, codes, regressed = view.live, view.outcome_codes, view.regressed_mask
     ranked = rank(signals, live=live, outcome_codes=codes, regressed=regressed, ts=view.ts, k=k, now=now,
@@ -129,9 +139,34 @@ def recall_view(
                   meaning=None if files or errors else meaning)  # fmt: skip
     if not ranked:
         return []
+    return _recalled(
+        view, ranked, signals, terms, found,
+        files=paths, errors=errors, workspace=workspace, known_commits=known_commits, weights=weights,
+        file_exists_check=file_exists_check, learned=learned, meaning=meaning, factors=factors,
+    )  # fmt: skip
+
+
+def _recalled(
+    view: ProjectView,
+    ranked: Sequence[tuple[int, float]],
+    signals: Signals,
+    terms: QueryTerms,
+    found: LocalizedRows,
+    *,
+    files: Sequence[str],
+    errors: Sequence[str],
+    workspace: str | None,
+    known_commits: Collection[str] | None,
+    weights: RankingWeights,
+    file_exists_check: bool,
+    learned: Learned | None,
+    meaning: npt.NDArray[np.float64] | None,
+    factors: npt.NDArray[np.float64] | None,
+) -> list[Recalled]:
+    """The ranked rows as ``Recalled`` fixes: redacted, tiered, marked, with their reasons."""
     exists = workspace_checker(workspace) if file_exists_check else None
     value = strength(signals, weights) * (1.0 if factors is None else factors)
-    touched = view.file_rows(list(files or ()), workspace)
+    touched = view.file_rows(list(files), workspace)
     rescued = None if files or errors else _rescued_cosines(meaning, value, ranked, weights.floor)
     results: list[Recalled] = []
     for row, score in ranked:
@@ -149,6 +184,7 @@ def recall_view(
                     reasons(view, row, terms=terms, signals=signals, touched=touched, weights=weights),
                     use=None if learned is None else explain(learned.uses.get(entry.id)),
                     meaning=None if rescued is None else _MEANS.format(rescued[row]),
+                    localized=found.reason(row),
                 ),
             )
         )

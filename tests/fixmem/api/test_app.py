@@ -276,6 +276,7 @@ def test_openapi_documents_the_routes_and_their_parameters(api: RunningApi) -> N
         "project_id",
         "q",
         "files",
+        "weights",
         "error",
         "k",
     }

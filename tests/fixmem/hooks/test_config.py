@@ -27,6 +27,7 @@ def test_the_hook_defaults_are_the_settings_defaults() -> None:
     assert fields["holdback_salt"].default == config.DEFAULT_HOLDBACK_SALT
     assert fields["learn_from_use"].default == config.DEFAULT_LEARN_FROM_USE
     assert fields["meaning"].default == config.DEFAULT_MEANING
+    assert fields["localize"].default == config.DEFAULT_LOCALIZE
     assert Settings(holdback=config.MAX_HOLDBACK).holdback == config.MAX_HOLDBACK  # the same bound
     assert (config.DEFAULT_K, config.DEFAULT_PROMPT_BUDGET_TOKENS) == (
         limits.DEFAULT_K,
@@ -71,6 +72,9 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
     assert got.meaning is False  # the meaning signal: off unless switched on, as in Settings
     assert config.HookConfig.from_env({**env, "FIXMEM_MEANING": "1"}).meaning is True
     assert Settings.from_env({"HOME": str(tmp_path), "FIXMEM_MEANING": "1"}).meaning is True
+    assert got.localize is True  # localization: on unless switched off, as in Settings
+    assert config.HookConfig.from_env({**env, "FIXMEM_LOCALIZE": "0"}).localize is False
+    assert Settings.from_env({"HOME": str(tmp_path), "FIXMEM_LOCALIZE": "0"}).localize is False
 
 
 def test_the_hook_asks_within_the_api_bounds() -> None:
