@@ -9,11 +9,15 @@
   then past fixes, within the budget), or "" when ``fix_memory_auto_recall`` is off or nothing is relevant.
 
 The tool runs where the agent runs (MCP stdio, or in the harness), so ``workspace`` is the agent's own
-checkout: paths are normalized against it and fixes whose files are gone are marked stale.
+checkout: paths are normalized against it and fixes whose files are gone are marked stale. A call that
+names no file is a task-start question: with a ``localizer`` (``from_settings``: the checkouts' indexes
+kept warm in this process, ``fixmem.localize``) the query is localized in the checkout, as the prompt
+hook does, and recall weighs the files it points to; while the index is cold, text only.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import uuid
@@ -39,8 +43,10 @@ from fixmem.limits import (
 from fixmem.mcp.session import record, session_of
 from fixmem.settings import Settings
 from store import FixStore, Recalled
+from store.localize import Localized
 from store.notes.render import DEFAULT_CEILING
 
+_log = logging.getLogger("fixmem.mcp")
 TOOL_NAME: Final = "recall_fixes"
 MAX_SESSION_ID_CHARS: Final = 256
 TOOL_TITLE: Final = "Recall past fixes"
@@ -182,6 +188,8 @@ class ToolContext:
     sessions_dir: str | None = None
     session_id: str = field(default_factory=lambda: "mcp-" + uuid.uuid4().hex)
     started: float = field(default_factory=time.time)
+    # Where a query points in a checkout (``fixmem.localize.keeper.Keeper.localized``): None while cold.
+    localizer: Callable[[str, str], Sequence[Localized] | None] | None = None
 
     @classmethod
     def from_settings(
@@ -200,7 +208,17 @@ class ToolContext:
             holdback=settings.holdback,
             holdback_salt=settings.holdback_salt,
             sessions_dir=os.path.join(settings.data_dir, "hooks", "sessions"),
+            localizer=_keeper(settings.data_dir) if settings.localize and workspace else None,
         )
+
+
+def _keeper(data_dir: str | os.PathLike[str]) -> Callable[[str, str], Sequence[Localized] | None]:
+    """``Keeper.localized`` over the hooks' index cache (``<data_dir>/hooks/localize``); a failure to
+    build is logged, and recall goes on text only."""
+    from fixmem.localize.keeper import Keeper  # noqa: PLC0415 - only with a checkout
+
+    keeper = Keeper(os.path.join(data_dir, "hooks", "localize"), on_failure=lambda m: _log.warning("%s", m))
+    return keeper.localized
 
 
 @dataclass(frozen=True)
@@ -225,13 +243,27 @@ def recall_fixes(ctx: ToolContext, args: Mapping[str, Any] | str | bytes | None)
     if not ctx.enabled:
         return ToolResult(DISABLED, "", [])
     errors = [parsed.error] if parsed.error else []
-    question = service.Question(parsed.query, parsed.files, errors, parsed.k, ctx.workspace, parsed.weights)
+    question = service.Question(
+        parsed.query, parsed.files, errors, parsed.k, ctx.workspace, parsed.weights, _localized(ctx, parsed)
+    )
     found = service.recall(
         ctx.store, ctx.owner, ctx.project_key, question, budget_tokens=ctx.budget_tokens, now=ctx.clock()
     )
     if _arm(ctx, parsed.session_id, found.recalled) == HOLDBACK:  # recorded as the shadow, not shown
         return ToolResult(NOTHING_RELEVANT, "", [])
     return ToolResult(found.block or NOTHING_RELEVANT, found.block, [r.to_dict() for r in found.recalled])
+
+
+def _localized(ctx: ToolContext, parsed: RecallArgs) -> Sequence[Localized] | None:
+    """Where a call that names no file points in the checkout (None: not localized; text only). Never
+    raises: localization is a bonus, never why a recall fails."""
+    if ctx.localizer is None or ctx.workspace is None or parsed.files or parsed.weights is not None:
+        return None
+    try:
+        return ctx.localizer(ctx.workspace, parsed.query)
+    except Exception:  # a bug in it must not cost the recall
+        _log.exception("localizing the query failed; recall on its text only")
+        return None
 
 
 def _arm(ctx: ToolContext, given: str | None, recalled: list[Recalled]) -> str:
