@@ -5,7 +5,7 @@ The checkout is synthetic (``bench.checkout_gen``: 10,000 source files of Python
 Go and Rust, ~5 KB each, committed in a temporary git repository); the store holds 500 fixes
 (``bench.store_bench``) whose files are 300 files of that checkout, the files the tasks name. Measured:
 
-- ``first_build``: ``python -m fixmem.localize.build`` as the daemon starts it (spawn to exit: the
+- ``first_build``: ``python -m fixmem.runtime.localize.build`` as the daemon starts it (spawn to exit: the
   interpreter, ``git ls-files``, reading and scanning every file, building and writing the cache), each run
   with an empty cache; and a ``refresh`` after 20 files changed (only those read again). Goal: <= 10 s.
 - ``warm``: in one process, the index loaded from its cache, then per task ``localize(task, index)`` and
@@ -62,14 +62,14 @@ def _ms(values: list[float]) -> dict[str, Any]:
 
 def first_build(root: Path, cache_root: Path, runs: int) -> dict[str, Any]:
     """Wall and CPU of the build child on an empty cache (``runs`` times), then of a refresh."""
-    from fixmem.localize.checkout import checkout_of  # noqa: PLC0415
+    from fixmem.runtime.localize.checkout import checkout_of  # noqa: PLC0415
 
     found = checkout_of(str(root))
     assert found is not None
     walls, cpus = [], []
     for i in range(runs + 1):
         cache = cache_root / f"build-{i}"
-        argv = [sys.executable, "-m", "fixmem.localize.build", "--cache-dir", str(cache)]
+        argv = [sys.executable, "-m", "fixmem.runtime.localize.build", "--cache-dir", str(cache)]
         cpu, started = children_cpu(), time.perf_counter()
         subprocess.run([*argv, "--root", found.root, "--head", found.head], check=True)
         walls.append(time.perf_counter() - started)
@@ -100,7 +100,7 @@ def first_build(root: Path, cache_root: Path, runs: int) -> dict[str, Any]:
 def warm(root: Path, cache: Path, data_dir: Path, project: str, made: list[Any], runs: int) -> dict[str, Any]:
     """Load the index, then localize + recall ``runs`` tasks in-process."""
     from fixmem import service  # noqa: PLC0415
-    from fixmem.localize.checkout import build, checkout_of, load_index  # noqa: PLC0415
+    from fixmem.runtime.localize.checkout import build, checkout_of, load_index  # noqa: PLC0415
     from store import FixStore  # noqa: PLC0415
     from store.localize import localize  # noqa: PLC0415
 

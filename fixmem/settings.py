@@ -124,9 +124,10 @@ class Settings(BaseModel):
     # `pip install 'fixmem[meaning]'`; without it recall stays text only. Measured: +2 of 144 held-out
     # task-start hits at the same precision, 2 of 48 fewer quiet (decision 0062): opt in.
     meaning: bool = False
-    # Localization at task start (fixmem.localize): recall for a task's first prompt also weighs the files of
-    # the agent's checkout that the task names (symbols, paths, strings), from an index of the checkout
-    # built in a child of the recall daemon and cached under <data_dir>/hooks/localize/; false: text only.
+    # Localization at task start (fixmem.runtime.localize): recall for a task's first prompt also weighs
+    # the files of the agent's checkout that the task names (symbols, paths, strings), from an index of
+    # the checkout built in a child of the recall daemon and cached under <data_dir>/hooks/localize/;
+    # false: text only.
     localize: bool = True
 
     # HTTP API and metrics: `fixmem serve`, also started by `fixmem up`

@@ -138,7 +138,7 @@ class HookConfig:
 
     @property
     def localize_dir(self) -> str:
-        """Where the checkouts' indexes are cached (``fixmem.localize``)."""
+        """Where the checkouts' indexes are cached (``fixmem.runtime.localize``)."""
         return os.path.join(self.data_dir, "hooks", "localize")
 
     @classmethod

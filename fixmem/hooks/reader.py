@@ -220,7 +220,7 @@ class LocalReader(Reader):
     def __init__(self, config: HookConfig) -> None:
         self.config = config
         self._store: Any = None  # one FixStore: its parsed-log cache makes later recalls warm
-        self._keeper: Any = None  # fixmem.localize.keeper.Keeper: the checkouts' indexes, kept warm
+        self._keeper: Any = None  # fixmem.runtime.localize.keeper.Keeper: the checkouts' indexes, kept warm
 
     def localized(self, checkout: str, text: str) -> tuple[Any, ...] | None:
         """Where ``text`` points in ``checkout`` (``store.localize.Localized``s; () for nowhere), from the
@@ -233,7 +233,7 @@ class LocalReader(Reader):
         hooks_dir = self.config.hooks_dir
         try:
             if self._keeper is None:
-                from fixmem.localize.keeper import Keeper  # noqa: PLC0415
+                from fixmem.runtime.localize.keeper import Keeper  # noqa: PLC0415
 
                 self._keeper = Keeper(
                     os.path.abspath(self.config.localize_dir),

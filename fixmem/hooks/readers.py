@@ -34,9 +34,10 @@ def reader_for(config: HookConfig, *, in_process: bool = False, wait_cold: bool 
 def localizer_for(config: HookConfig, *, long_lived: bool) -> Localizer | None:
     """How a remote reader localizes a task in its checkout (the server cannot see it); None when
     ``FIXMEM_LOCALIZE`` is off. ``long_lived`` (the harness adapter): the indexes are kept warm in this
-    process (``fixmem.localize.keeper.Keeper``); else (a hook) the data directory's recall daemon keeps
-    them warm and is asked (started when none runs: text only this time), or, with the daemon off, the
-    cached index is read (``localize_now``: a missing one is built by a detached child for the next).
+    process (``fixmem.runtime.localize.keeper.Keeper``); else (a hook) the data directory's recall
+    daemon keeps them warm and is asked (started when none runs: text only this time), or, with the
+    daemon off, the cached index is read (``localize_now``: a missing one is built by a detached child
+    for the next).
     Never raises."""
     if not config.localize:
         return None
@@ -57,7 +58,7 @@ def localizer_for(config: HookConfig, *, long_lived: bool) -> Localizer | None:
                 from fixmem.hooks.daemon_client import localized_by_daemon  # noqa: PLC0415
 
                 return localized_by_daemon(config, checkout, text)
-            from fixmem.localize.keeper import localize_now  # noqa: PLC0415 - no daemon: the cached index
+            from fixmem.runtime.localize.keeper import localize_now  # noqa: PLC0415 - no daemon: the cached index
 
             found = localize_now(config.localize_dir, checkout, text)
         except Exception as exc:  # localization is a bonus: never the reason a recall fails

@@ -11,7 +11,7 @@
 The tool runs where the agent runs (MCP stdio, or in the harness), so ``workspace`` is the agent's own
 checkout: paths are normalized against it and fixes whose files are gone are marked stale. A call that
 names no file is a task-start question: with a ``localizer`` (``from_settings``: the checkouts' indexes
-kept warm in this process, ``fixmem.localize``) the query is localized in the checkout, as the prompt
+kept warm in this process, ``fixmem.runtime.localize``) the query is localized in the checkout, as the prompt
 hook does, and recall weighs the files it points to; while the index is cold, text only.
 """
 
@@ -188,7 +188,8 @@ class ToolContext:
     sessions_dir: str | None = None
     session_id: str = field(default_factory=lambda: "mcp-" + uuid.uuid4().hex)
     started: float = field(default_factory=time.time)
-    # Where a query points in a checkout (``fixmem.localize.keeper.Keeper.localized``): None while cold.
+    # Where a query points in a checkout (``fixmem.runtime.localize.keeper.Keeper.localized``): None
+    # while cold.
     localizer: Callable[[str, str], Sequence[Localized] | None] | None = None
 
     @classmethod
@@ -215,7 +216,7 @@ class ToolContext:
 def _keeper(data_dir: str | os.PathLike[str]) -> Callable[[str, str], Sequence[Localized] | None]:
     """``Keeper.localized`` over the hooks' index cache (``<data_dir>/hooks/localize``); a failure to
     build is logged, and recall goes on text only."""
-    from fixmem.localize.keeper import Keeper  # noqa: PLC0415 - only with a checkout
+    from fixmem.runtime.localize.keeper import Keeper  # noqa: PLC0415 - only with a checkout
 
     keeper = Keeper(os.path.join(data_dir, "hooks", "localize"), on_failure=lambda m: _log.warning("%s", m))
     return keeper.localized

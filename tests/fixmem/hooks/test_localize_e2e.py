@@ -18,10 +18,10 @@ from fixmem.hooks.daemon_client import DaemonReader, localized_by_daemon
 from fixmem.hooks.harness import Harness
 from fixmem.hooks.reader import LocalReader, Query, RemoteReader
 from fixmem.hooks.session import read_counters
-from fixmem.localize.checkout import build_lock, checkout_of, index_path, root_dir
+from fixmem.runtime.localize.checkout import build_lock, checkout_of, index_path, root_dir
 from tests.fixmem.hooks.conftest import PROJECT
 from tests.fixmem.hooks.test_daemon import env_for, payload, wait_for
-from tests.fixmem.localize.checkout_repo import make_checkout
+from tests.fixmem.runtime.localize.checkout_repo import make_checkout
 
 TASK = "apply_discount raises for a zero quantity on the invoice page"
 

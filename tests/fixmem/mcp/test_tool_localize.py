@@ -13,7 +13,7 @@ from fixmem.mcp.tool import ToolContext, recall_fixes
 from fixmem.settings import Settings
 from store import FixEntry, FixStore, TestRun, entry_id
 from tests.configs import fix_store
-from tests.fixmem.localize.checkout_repo import make_checkout
+from tests.fixmem.runtime.localize.checkout_repo import make_checkout
 from tests.polling import wait_for
 
 OWNER = "alice"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fixmem.localize import checkout as ck
-from fixmem.localize.keeper import (
+from fixmem.runtime.localize import checkout as ck
+from fixmem.runtime.localize.keeper import (
     MAX_ROOTS,
     REFRESH_SECONDS,
     Keeper,
@@ -18,7 +18,7 @@ from fixmem.localize.keeper import (
     localize_now,
     spawn_build,
 )
-from tests.fixmem.localize.checkout_repo import commit_all, make_checkout
+from tests.fixmem.runtime.localize.checkout_repo import commit_all, make_checkout
 from tests.polling import wait_for
 
 DEADLINE_SECONDS = 60.0

@@ -1,8 +1,8 @@
-"""``python -m fixmem.localize.build --cache-dir D --root R --head H``: build one checkout's index.
+"""``python -m fixmem.runtime.localize.build --cache-dir D --root R --head H``: build one checkout's index.
 
 The child process the recall daemon (or a remote-mode client) starts so that no recall waits for a
-build: it lists, scans and caches the index of the checkout (``fixmem.localize.checkout.build``) at its
-own low CPU priority, and exits ``OK`` (built), ``BUSY`` (another process builds this root) or
+build: it lists, scans and caches the index of the checkout (``fixmem.runtime.localize.checkout.build``)
+at its own low CPU priority, and exits ``OK`` (built), ``BUSY`` (another process builds this root) or
 ``FAILED`` (the reason on stderr).
 """
 
@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 
-from fixmem.localize.checkout import BuildBusy, Checkout, build
+from fixmem.runtime.localize.checkout import BuildBusy, Checkout, build
 
 OK, FAILED, BUSY = 0, 1, 75  # 75: EX_TEMPFAIL, try again later
 NICE = 10  # the build yields the CPU to the agent and to the daemon's answers
@@ -21,7 +21,7 @@ NICE = 10  # the build yields the CPU to the agent and to the daemon's answers
 
 def main(argv: list[str] | None = None) -> int:
     """Build the index; the exit status (``OK``, ``BUSY``, ``FAILED``)."""
-    parser = argparse.ArgumentParser(prog="python -m fixmem.localize.build")
+    parser = argparse.ArgumentParser(prog="python -m fixmem.runtime.localize.build")
     parser.add_argument("--cache-dir", required=True)
     parser.add_argument("--root", required=True)
     parser.add_argument("--head", required=True)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fixmem.localize import checkout as ck
-from fixmem.localize.build import BUSY, FAILED, OK, main
+from fixmem.runtime.localize import checkout as ck
+from fixmem.runtime.localize.build import BUSY, FAILED, OK, main
 from store.localize import localize
-from tests.fixmem.localize.checkout_repo import commit_all, git, make_checkout
+from tests.fixmem.runtime.localize.checkout_repo import commit_all, git, make_checkout
 
 
 @pytest.fixture

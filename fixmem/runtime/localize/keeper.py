@@ -2,7 +2,7 @@
 
 ``Keeper`` lives in a long-lived process (the recall daemon, a harness adapter): ``index_for(cwd)`` is
 the index of the checkout ``cwd`` lies in if it is loaded, else None at once — and then a build of that
-checkout runs in a child (``python -m fixmem.localize.build``, one per root at a time), or its cached
+checkout runs in a child (``python -m fixmem.runtime.localize.build``, one per root at a time), or its cached
 index is loaded in a thread. A loaded index older than ``REFRESH_SECONDS`` is refreshed (the child reads
 only the files whose mtime changed) while the old one keeps answering; an index of another ``HEAD`` of the
 same root answers until the new one is built. A failed build is logged through ``on_failure`` and marked
@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fixmem.localize.build import BUSY, OK
-from fixmem.localize.checkout import (
+from fixmem.runtime.localize.build import BUSY, OK
+from fixmem.runtime.localize.checkout import (
     LOCK_NAME,
     Checkout,
     checkout_of,
@@ -70,11 +70,12 @@ def building(cache_dir: str, root: str) -> bool:
 
 
 def spawn_build(cache_dir: str, checkout: Checkout, *, detach: bool = False) -> subprocess.Popen[bytes]:
-    """Start ``python -m fixmem.localize.build`` for ``checkout``; its stderr goes to ``build.log`` in the
-    root's cache directory. ``detach``: its own session (a client that exits before it). Raises OSError."""
+    """Start ``python -m fixmem.runtime.localize.build`` for ``checkout``; its stderr goes to
+    ``build.log`` in the root's cache directory. ``detach``: its own session (a client that exits
+    before it). Raises OSError."""
     directory = root_dir(cache_dir, checkout.root)
     os.makedirs(directory, exist_ok=True)
-    argv = [sys.executable, "-m", "fixmem.localize.build", "--cache-dir", cache_dir]
+    argv = [sys.executable, "-m", "fixmem.runtime.localize.build", "--cache-dir", cache_dir]
     argv += ["--root", checkout.root, "--head", checkout.head]
     with open(os.path.join(directory, "build.log"), "ab") as log:
         return subprocess.Popen(
