@@ -164,13 +164,16 @@ STEPS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def run_tree(python: str, events_file: Path, warm: int, scratch: Path, label: str) -> dict[str, Any]:
-    """Run ``DRIVER`` with ``python``; its figures and its profile's stats."""
+def run_tree(
+    python: str, tree: str, events_file: Path, warm: int, scratch: Path, label: str
+) -> dict[str, Any]:
+    """Run ``DRIVER`` with ``python`` (``tree``: a source tree first on its path, or ""); its figures and
+    its profile's stats."""
     prof = scratch / f"{label}.prof"
     out = subprocess.run(
         [python, "-c", DRIVER, str(events_file), str(warm), str(prof)],
-        cwd=scratch, env={"PATH": "/usr/bin:/bin", "HOME": str(scratch)}, capture_output=True, text=True,
-        check=False,
+        cwd=scratch, env={"PATH": "/usr/bin:/bin", "HOME": str(scratch), "PYTHONPATH": tree},
+        capture_output=True, text=True, check=False,
     )  # fmt: skip
     if out.returncode != 0:
         raise SystemExit(f"{label} failed:\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
@@ -228,6 +231,7 @@ def per_event(run: dict[str, Any], events: int) -> dict[str, Any]:
         if key in table:
             steps[step] = steps.get(step, 0.0) + round(1000 * table[key][2] / events, 4)
     return {
+        "tree": run["root"],
         "jobs": run["jobs"],
         "cpu_ms_per_event_plain": round(1000 * run["plain_cpu_seconds"] / events, 4),
         "cpu_ms_per_event_profiled": round(1000 * run["profiled_cpu_seconds"] / events, 4),
@@ -262,6 +266,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--old-python", required=True, help="python of a venv with the old tree, editable")
     parser.add_argument("--new-python", required=True, help="python of a venv with the new tree, editable")
+    parser.add_argument("--old-tree", default="", help="a source tree put first on the old python's path")
+    parser.add_argument("--new-tree", default="", help="a source tree put first on the new python's path")
     parser.add_argument("--old-label", default="old")
     parser.add_argument("--new-label", default="new")
     parser.add_argument("--events", type=int, default=4_000, help="events timed")
@@ -280,8 +286,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         scratch = Path(scratch_dir)
         events_file = scratch / "events.jsonl"
         events_file.write_bytes(b"\n".join(turn4k(i, args.projects) for i in range(args.warm + args.events)))
-        old = per_event(run_tree(args.old_python, events_file, args.warm, scratch, "old"), args.events)
-        new = per_event(run_tree(args.new_python, events_file, args.warm, scratch, "new"), args.events)
+        old = per_event(
+            run_tree(args.old_python, args.old_tree, events_file, args.warm, scratch, "old"), args.events
+        )
+        new = per_event(
+            run_tree(args.new_python, args.new_tree, events_file, args.warm, scratch, "new"), args.events
+        )
         timed_file = scratch / "timed.jsonl"
         timed_file.write_bytes(b"\n".join(events_file.read_bytes().splitlines()[args.warm :]))
         trees = dict(pair.split("=", 1) for pair in args.extraction_trees)

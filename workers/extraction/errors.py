@@ -236,7 +236,10 @@ def is_environment_noise(signature: str) -> bool:
     install), not the code's: it is no error signature of the fix."""
     if signature.isascii():
         lowered = signature.lower()
-        if not any(word in lowered for word in _ENVIRONMENT_WORDS):
+        for word in _ENVIRONMENT_WORDS:  # a loop, not any(...): no generator frame per signature
+            if word in lowered:
+                break
+        else:
             return False
     return bool(_ENVIRONMENT.search(signature))
 
