@@ -199,7 +199,8 @@ def by_function(run: dict[str, Any]) -> dict[str, tuple[int, float, float]]:
 
 
 def by_package(table: dict[str, tuple[int, float, float]]) -> dict[str, tuple[int, float]]:
-    """Own calls and own seconds summed per top-level package (``~`` = outside the tree)."""
+    """Own calls and own seconds summed per top-level package (``~name``: outside the tree; ``~~``: the
+    interpreter's built-ins)."""
     calls: Counter[str] = Counter()
     own: dict[str, float] = {}
     for key, (n, tt, _) in table.items():
