@@ -286,3 +286,25 @@ def test_latency_ab_summarizes_each_sides_windows() -> None:
         "runs_meeting_goal": 1,
     }  # fmt: skip
     assert summary["new"]["probe_p99_ms_median"] == 1000.0 and summary["new"]["runs_meeting_goal"] == 1
+
+
+def test_worker_regression_runs_this_tree_and_compares_it_with_itself(tmp_path: Path) -> None:
+    from bench import worker_regression as wr  # noqa: PLC0415
+    from bench.hotpath_ab import turn4k  # noqa: PLC0415
+
+    events_file = tmp_path / "events.jsonl"
+    events_file.write_bytes(b"\n".join(turn4k(i, 5) for i in range(40)))
+    root = str(Path(wr.__file__).resolve().parent.parent)
+    run = wr.run_tree(sys.executable, root, events_file, 10, tmp_path, "this")
+    side = wr.per_event(run, 30)
+    assert side["tree"] == root and side["jobs"] >= 1 and side["python_calls_per_event"] > 0
+    assert {"run_batch", "extraction", "extraction/summarize_changes", "append"} <= set(
+        side["steps_cumulative_ms_per_event"]
+    )
+    rows = wr.compare(side, side, 30, top=5)
+    assert len(rows) == 5 and all(row["own_ms_delta"] == 0 for row in rows)
+    alone = wr.extraction_tree(sys.executable, root, events_file, 1)
+    assert (
+        alone["python_calls_per_event"] > 0
+        and "summarize_changes" in alone["profiled_cumulative_ms_per_event"]
+    )

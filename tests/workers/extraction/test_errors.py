@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from store.errorsig import error_type
 from workers.extraction import normalize_error
-from workers.extraction.errors import add_signature, find_errors
+from workers.extraction.errors import _ENVIRONMENT, add_signature, find_errors, is_environment_noise
 
 
 @pytest.mark.parametrize(
@@ -117,3 +119,50 @@ def test_add_signature_caps() -> None:
 )
 def test_error_type(signature: str, kind: str | None) -> None:
     assert error_type(signature) == kind
+
+
+# One signature per alternative of the environment pattern (and per branch inside one), in odd casing: the
+# ASCII word check in front of the search must let every one of them through to it.
+ENVIRONMENT_SIGNATURES = [
+    "PYTEST: Command Not Found",
+    "make: *** No rule to make target 'test'.  Stop.",
+    "make[2]: *** No targets specified and no makefile found.  Stop.",
+    "No targets specified and no makefile found",
+    "GNUmakefile: No such file or directory",
+    "gmake[1]: Makefile: No such file or directory",
+    "bash: ./build/ponyc: No such file or directory",
+    "/bin/sh: line 1: ./run: No such file or directory",
+    "ERROR: Could not find a version that satisfies the requirement foo==9",
+    "ERROR: No matching distribution found for foo==9",
+    "ERROR: Failed building wheel for lxml",
+    "ERROR: Could not build wheels for numpy",
+    "error: subprocess-exited-with-error",
+    "Failed to build installable wheels for some pyproject.toml based projects",
+    "E: Unable to locate package libfoo-dev",
+    "E: Could not open lock file /var/lib/dpkg/lock-frontend",
+    "E: Package 'python3-foo' has no installation candidate",
+    "npm ERR! code E404",
+    "NPM err! 404 Not Found",
+    "ERROR: Could not install packages due to an OSError",
+    "pip._vendor.resolvelib.resolvers.ResolutionImpossible",
+    "error: externally-managed-environment",
+    "/usr/bin/python3: No module named pip",
+    "ſubprocess-exited-with-error",  # not ASCII: case-blind matching folds ſ to s, str.lower does not
+]
+
+
+@pytest.mark.parametrize("signature", ENVIRONMENT_SIGNATURES)
+def test_every_environment_alternative_passes_the_word_check(signature: str) -> None:
+    assert bool(_ENVIRONMENT.search(signature))
+    assert is_environment_noise(signature)
+
+
+@given(
+    st.lists(
+        st.sampled_from([*ENVIRONMENT_SIGNATURES, "Error", " ", "\n", ": ", "MAKE", "ſ", "K"])
+        | st.text(max_size=12),
+        max_size=5,
+    ).map("".join)
+)
+def test_environment_noise_is_the_pattern_search(signature: str) -> None:
+    assert is_environment_noise(signature) is bool(_ENVIRONMENT.search(signature))
