@@ -1,6 +1,7 @@
 """``fixmem doctor``: check the owner's fix logs, and with ``--fix`` repair them (``FixStore.repair``);
 then, when the current directory's Claude Code settings hold fixmem's hook, what that hook would do now
-(``fixmem.hooks.check``, as ``fixmem hook claude-code --check``).
+(``fixmem.hooks.check``, as ``fixmem hook claude-code --check``), else the state of the current checkout's
+index that task-start recall localizes in (``fixmem.runtime.localize.state``).
 
 What it checks in the logs: lines out of time order whose stored ``supersedes`` the store decides again on
 every read (a late replay, or a log written before supersession went by the turns' time:
@@ -11,6 +12,7 @@ lock the workers take; what recall answers does not change.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import click
@@ -47,18 +49,30 @@ def doctor_command(*, owner: str | None, project: str | None, fix: bool, data_di
             click.echo(f"needs   {name}: {what} (run `fixmem doctor --fix`)")
     if not keys:
         click.echo(f"no project for owner {owner!r} in {store.root}")
-    if _hook_problems(Path.cwd()) or pending:
+    problems = _hook_problems(Path.cwd())
+    if problems is None:
+        problems = _index_problems(settings.data_dir, settings.localize)
+    if problems or pending:
         raise click.exceptions.Exit(int(ExitCode.FAILURE))
 
 
-def _hook_problems(project_dir: Path) -> int:
-    """Print what the installed Claude Code hook would do (when one is installed here); its problems."""
+def _hook_problems(project_dir: Path) -> int | None:
+    """Print what the installed Claude Code hook would do; its problems (None: no hook installed here)."""
     from fixmem.hooks.check import check, installed_commands  # noqa: PLC0415
 
     home = Path(os.path.expanduser("~"))
     if not installed_commands(project_dir, home):
-        return 0
+        return None
     report = check(project_dir, os.environ, home)
     click.echo("\nhook claude-code (as `fixmem hook claude-code --check`):")
     click.echo(report.render(), nl=False)
     return len(report.problems)
+
+
+def _index_problems(data_dir: Path, enabled: bool) -> int:
+    """Print the state of the current checkout's index (cached where the hooks keep it); 1 on a problem."""
+    from fixmem.runtime.localize.state import index_state  # noqa: PLC0415
+
+    state = index_state(str(data_dir / "hooks" / "localize"), os.getcwd(), enabled=enabled, now=time.time())
+    click.echo(f"\nlocalize   {state.text}")
+    return int(state.problem)

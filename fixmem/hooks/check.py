@@ -4,7 +4,8 @@ Read from the same places the hook reads: the Claude Code settings files that ho
 project's ``settings.local.json`` and ``settings.json``, the user's ``settings.json``), the ``FIXMEM_*``
 values pinned in its command at install time over this environment (what Claude Code passes on), hence
 the owner, the project key of the checkout, where recall reads (the API, or the data directory's store),
-whether that answers (an authenticated recall over HTTP, or the store's log of the project), where a
+whether that answers (an authenticated recall over HTTP, or the store's log of the project), the state of
+the checkout's index that task-start recall localizes in (``fixmem.runtime.localize.state``), where a
 Stop publishes, turns waiting in the spool, the failure counts and the hook's last calls
 (``<data_dir>/hooks/calls.jsonl``). Not on the hooks' fast path.
 """
@@ -109,6 +110,7 @@ def check(project_dir: Path, env: Mapping[str, str], home: Path) -> HookReport:
     if not config.enabled:
         report.say("recall", "off (FIXMEM_FIX_MEMORY_ENABLED / FIXMEM_FIX_MEMORY_AUTO_RECALL)", problem=True)
     _reach(report, config, project)
+    _localizing(report, config, project_dir)
     _publishing(report, config)
     counts = read_counters(config.hooks_dir)
     report.say("failures", ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none counted")
@@ -159,6 +161,13 @@ def _reach(report: HookReport, config: HookConfig, project: str) -> None:
         report.say("reachable", f"no: {type(exc).__name__}: {exc}", problem=True)
         return
     report.say("reachable", f"yes: {entries} fixes of {config.owner} for {project}")
+
+
+def _localizing(report: HookReport, config: HookConfig, project_dir: Path) -> None:
+    from fixmem.runtime.localize.state import index_state  # noqa: PLC0415 - git, the index
+
+    state = index_state(config.localize_dir, str(project_dir), enabled=config.localize, now=time.time())
+    report.say("localize", state.text, problem=state.problem)
 
 
 def _publishing(report: HookReport, config: HookConfig) -> None:
