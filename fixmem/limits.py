@@ -15,6 +15,7 @@ MAX_GET_QUERY_CHARS: Final = 4000
 MAX_ERROR_CHARS: Final = 4000
 MAX_FILES: Final = 50
 MAX_PATH_CHARS: Final = 1024
+MAX_REASON_CHARS: Final = 300  # why a client localized the task to a file (``reasons``)
 DEFAULT_K: Final = 5  # fixes recalled when the caller names no k (the hooks mirror it: hooks/config.py)
 MAX_K: Final = 50
 # Settings.fix_memory_prompt_budget_tokens defaults to this (the hooks mirror it: hooks/config.py)

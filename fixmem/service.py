@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from fixmem.limits import DEFAULT_K, DEFAULT_PROMPT_BUDGET_TOKENS, MAX_ERROR_CHARS, MAX_QUERY_CHARS
+from fixmem.limits import (
+    DEFAULT_K,
+    DEFAULT_PROMPT_BUDGET_TOKENS,
+    MAX_ERROR_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_REASON_CHARS,
+)
 from ingest.schema import TurnEvent
 from store import FixEntry, FixStore, Recalled, fit_query, prompt_block
 from store.impact import ImpactReport, SessionOutcome, sessions_of
@@ -36,8 +42,9 @@ class Question:
     Localization (workspace mode, ``store.recall.localized``): ``localized``, the files of the checkout
     the task was localized to with how sure and why (what an in-process caller passes; () when it found
     none), or ``weights`` (the surfaces' form): how sure each of ``files`` is, in (0, 1] — 1 a known file,
-    under 1 a file the client localized the task to. Either one given (even empty) means the task was
-    localized; both None: text only, as without a checkout."""
+    under 1 a file the client localized the task to, with ``reasons``, why (what its recall reasons say;
+    empty or absent: ``CLIENT_LOCALIZED``). Either one given (even empty) means the task was localized;
+    both None: text only, as without a checkout."""
 
     query: str
     files: Sequence[str] = ()
@@ -46,31 +53,47 @@ class Question:
     workspace: str | None = None
     weights: Sequence[float] | None = None
     localized: Sequence[Localized] | None = None
+    reasons: Sequence[str] | None = None
 
 
 CLIENT_LOCALIZED = "the client localized the task here"  # the reason of a file sent with a weight under 1
 
 
-def check_weights(files: Sequence[str], weights: Sequence[float] | None) -> None:
-    """Raises ValueError unless ``weights`` is None or gives each of ``files`` a weight in (0, 1]."""
+def check_weights(
+    files: Sequence[str], weights: Sequence[float] | None, reasons: Sequence[str] | None = None
+) -> None:
+    """Raises ValueError unless ``weights`` is None or gives each of ``files`` a weight in (0, 1], and
+    ``reasons`` is None or gives each weighed file one line of at most ``MAX_REASON_CHARS``."""
     if weights is None:
+        if reasons is not None:
+            raise ValueError("reasons without weights: a reason says why a weighed file was chosen")
         return
     if len(weights) != len(files):
         raise ValueError(f"{len(weights)} weights for {len(files)} files: give one weight per file, or none")
     for path, weight in zip(files, weights, strict=True):
         if not (isinstance(weight, int | float) and 0.0 < weight <= 1.0):  # NaN fails too
             raise ValueError(f"the weight of {path} is {weight!r}: a weight is a number in (0, 1]")
+    if reasons is None:
+        return
+    if len(reasons) != len(files):
+        raise ValueError(f"{len(reasons)} reasons for {len(files)} files: give one reason per file, or none")
+    for path, reason in zip(files, reasons, strict=True):
+        if len(reason) > MAX_REASON_CHARS or not reason.isprintable():
+            raise ValueError(
+                f"the reason of {path} is not one line of at most {MAX_REASON_CHARS} printable characters"
+            )
 
 
 def weighed(question: Question) -> tuple[list[str], list[Localized] | None]:
     """The known files of ``question`` and where it was localized (``localized``, then the files of weight
     under 1; None: not localized). Raises ValueError on bad weights (``check_weights``)."""
-    check_weights(question.files, question.weights)
+    check_weights(question.files, question.weights, question.reasons)
     if question.weights is None:
         return list(question.files), None if question.localized is None else list(question.localized)
-    pairs = list(zip(question.files, question.weights, strict=True))
-    guessed = [Localized(f, float(w), CLIENT_LOCALIZED) for f, w in pairs if w < 1.0]
-    return [f for f, w in pairs if w >= 1.0], [*(question.localized or ()), *guessed]
+    why = question.reasons or [""] * len(question.files)
+    triples = list(zip(question.files, question.weights, why, strict=True))
+    guessed = [Localized(f, float(w), r.strip() or CLIENT_LOCALIZED) for f, w, r in triples if w < 1.0]
+    return [f for f, w, _ in triples if w >= 1.0], [*(question.localized or ()), *guessed]
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 Routes (``Authorization: Bearer <token>`` on ``/api/…``; the token says whose memory it is):
 
-- ``GET /api/fix-memory?workspace=&project_id=&q=&files=&weights=&error=&k=`` -> the recalled entries and
-  the prompt block (``weights``: how sure each file is, in (0, 1]; under 1: where the client localized the
-  task); ``POST /api/fix-memory`` with a JSON body ``{q, files, weights, error, k, project_id, workspace}``
+- ``GET /api/fix-memory?workspace=&project_id=&q=&files=&weights=&reasons=&error=&k=`` -> the recalled
+  entries and the prompt block (``weights``: how sure each file is, in (0, 1]; under 1: where the client
+  localized the task, ``reasons``: why); ``POST /api/fix-memory`` with a JSON body ``{q, files, weights,
+  reasons, error, k, project_id, workspace}``
   does the same for a whole task text (up to ``fixmem.limits.MAX_QUERY_CHARS``, which no URL carries)
 - ``GET /api/fix-memory/stats?workspace=&project_id=`` -> the project's stats
 - ``DELETE /api/fix-memory/{id}`` -> forget one entry
@@ -46,6 +47,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from fixmem import service
 from fixmem.api.context import ApiContext, store_errors
 from fixmem.api.models import (
+    REASONS_DESCRIPTION,
     WEIGHTS_DESCRIPTION,
     ForgetOut,
     Problem,
@@ -59,7 +61,15 @@ from fixmem.api.models import (
     projects_out,
     stats_out,
 )
-from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_GET_QUERY_CHARS, MAX_K, MAX_PATH_CHARS
+from fixmem.limits import (
+    DEFAULT_K,
+    MAX_ERROR_CHARS,
+    MAX_FILES,
+    MAX_GET_QUERY_CHARS,
+    MAX_K,
+    MAX_PATH_CHARS,
+    MAX_REASON_CHARS,
+)
 from ingest.publish import publish_many
 from ingest.schema import KIND_VERDICT, MAX_PROJECT_KEY_CHARS, WIRE_VERSION, validate_any
 from ingest.schema_doc import turn_event_json_schema, verdict_event_json_schema
@@ -168,9 +178,15 @@ def recall(  # noqa: PLR0917 (FastAPI passes query parameters by name)
         list[Annotated[float, Query(gt=0, le=1, allow_inf_nan=False)]],
         Query(max_length=MAX_FILES, description=WEIGHTS_DESCRIPTION + " Repeat it as files."),
     ] = [],  # noqa: B006 (FastAPI copies defaults)
+    reasons: Annotated[
+        list[Annotated[str, Query(max_length=MAX_REASON_CHARS)]],
+        Query(max_length=MAX_FILES, description=REASONS_DESCRIPTION + " Repeat it as files."),
+    ] = [],  # noqa: B006 (FastAPI copies defaults)
 ) -> RecallOut:
     """Past fixes of the project relevant to ``q``, best first, and the prompt block to inject."""
-    return recall_fixes_for(ctx, who, key, q, files=files, error=error, k=k, weights=weights or None)
+    return recall_fixes_for(
+        ctx, who, key, q, files=files, error=error, k=k, weights=weights or None, reasons=reasons or None
+    )
 
 
 @router.post("/api/fix-memory", response_model=RecallOut, responses=_ERRORS, tags=TAGS)
@@ -178,8 +194,9 @@ def recall_post(ctx: Ctx, who: Owner, body: RecallIn) -> RecallOut:
     """The same as GET for a whole task text in a JSON body (a URL cannot carry 16,384 characters)."""
     key = _resolve_key(ctx, who, body.project_id, body.workspace)
     return recall_fixes_for(
-        ctx, who, key, body.q, files=body.files, error=body.error, k=body.k, weights=body.weights
-    )
+        ctx, who, key, body.q, files=body.files, error=body.error, k=body.k, weights=body.weights,
+        reasons=body.reasons,
+    )  # fmt: skip
 
 
 def recall_fixes_for(
@@ -192,20 +209,21 @@ def recall_fixes_for(
     error: str | None,
     k: int,
     weights: list[float] | None = None,
+    reasons: list[str] | None = None,
 ) -> RecallOut:
     """``who``'s past fixes for a task in project ``key``: the block, each fix's score, tier and reasons
     (the recall routes and the web UI's search page). 404 when the project has no entries, 422 when
-    ``weights`` does not give each file one weight in (0, 1]."""
+    ``weights`` does not give each file one weight in (0, 1], or ``reasons`` one line each."""
     started = time.perf_counter()
     now = ctx.clock()
     try:
-        service.check_weights(files, weights)
+        service.check_weights(files, weights, reasons)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from exc
     with store_errors():
         if not ctx.store.read(who, key).entries:
             raise HTTPException(404, NOT_FOUND_PROJECT)
-        question = service.Question(q, files, [error] if error else [], k, weights=weights)
+        question = service.Question(q, files, [error] if error else [], k, weights=weights, reasons=reasons)
         budget = ctx.settings.fix_memory_prompt_budget_tokens
         found = service.recall(ctx.store, who, key, question, budget_tokens=budget, now=now)
     ctx.metrics.recall_duration.observe(time.perf_counter() - started)

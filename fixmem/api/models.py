@@ -6,7 +6,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from fixmem.limits import DEFAULT_K, MAX_ERROR_CHARS, MAX_FILES, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS
+from fixmem.limits import (
+    DEFAULT_K,
+    MAX_ERROR_CHARS,
+    MAX_FILES,
+    MAX_K,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_REASON_CHARS,
+)
 from ingest.links import VerdictLink
 from ingest.schema import MAX_PROJECT_KEY_CHARS, MAX_VERDICT_DETAIL_CHARS, VerdictOutcome, VerdictSource
 from store import FixEntry, Stats
@@ -20,6 +28,12 @@ WEIGHTS_DESCRIPTION = (
     "recall is in workspace mode (a fix that touched no trusted file must be strong on its own); absent: "
     "text only, every file known."
 )
+Reason = Annotated[str, Field(max_length=MAX_REASON_CHARS)]
+REASONS_DESCRIPTION = (
+    "Why the client localized the task to each of files, in their order (needs weights; one line each; "
+    "empty for a known file): what the recall reasons and the prompt block say of a fix that touched it. "
+    "Absent: 'the client localized the task here'."
+)
 
 
 class RecallIn(BaseModel):
@@ -32,6 +46,7 @@ class RecallIn(BaseModel):
         default_factory=list, max_length=MAX_FILES, description="Files the task is about."
     )
     weights: list[Weight] | None = Field(default=None, max_length=MAX_FILES, description=WEIGHTS_DESCRIPTION)
+    reasons: list[Reason] | None = Field(default=None, max_length=MAX_FILES, description=REASONS_DESCRIPTION)
     error: str | None = Field(default=None, max_length=MAX_ERROR_CHARS, description="An error the task hit.")
     k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K, description="At most this many fixes.")
     project_id: str | None = Field(default=None, max_length=MAX_PROJECT_KEY_CHARS)

@@ -49,7 +49,7 @@ def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
             guesses = reader.localized(str(request["checkout"]), str(request["q"]))
             where = None if guesses is None else [[g.path, g.weight, g.why] for g in guesses]
             return {"ok": True, "localized": where}
-        files, weights = request.get("files") or [], request.get("weights")
+        files, weights, reasons = request.get("files") or [], request.get("weights"), request.get("reasons")
         error, checkout = request.get("error"), request.get("checkout")
         query = Query(
             str(request["q"]),
@@ -57,6 +57,7 @@ def answer(reader: LocalReader, raw: bytes) -> dict[str, object]:
             str(error) if error else None,
             weights=None if weights is None else tuple(float(w) for w in weights),
             checkout=str(checkout) if checkout else None,
+            reasons=None if reasons is None else tuple(str(r) for r in reasons),
         )
         found = reader.recall(
             str(request["owner"]),

@@ -182,8 +182,8 @@ class DaemonReader(Reader):
                 time.sleep(POLL_SECONDS)
 
 
-def localized_by_daemon(config: HookConfig, checkout: str, text: str) -> list[tuple[str, float]] | None:
-    """(file, weight) of where ``text`` points in ``checkout``, asked of the data directory's daemon (a
+def localized_by_daemon(config: HookConfig, checkout: str, text: str) -> list[tuple[str, float, str]] | None:
+    """(file, weight, why) of where ``text`` points in ``checkout``, asked of the data directory's daemon (a
     remote-mode hook: the index stays warm there, a hook process could not load it in its budget); None
     while the index is cold, or no daemon answers (one is started for the next prompt). Raises
     ReaderError."""
@@ -210,7 +210,7 @@ def localized_by_daemon(config: HookConfig, checkout: str, text: str) -> list[tu
             return None
         if not isinstance(found, list):
             raise TypeError("localized is not a list")
-        return [(str(item[0]), float(item[1])) for item in found]
+        return [(str(item[0]), float(item[1]), str(item[2]) if len(item) > 2 else "") for item in found]
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         raise ReaderError(f"recall daemon, localizing: {exc}") from exc
 

@@ -23,12 +23,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    # (checkout, task text) -> (file, weight)s, None while the checkout's index is cold
-    Localizer = Callable[[str, str], list[tuple[str, float]] | None]
+    # (checkout, task text) -> (file, weight, why)s, None while the checkout's index is cold
+    Localizer = Callable[[str, str], list[tuple[str, float, str]] | None]
 
 # Mirrors of fixmem.limits (checked by a test): what the API accepts, so that every mode asks the same.
 MAX_QUERY_CHARS = 16_384
 MAX_PATH_CHARS = 1024
+MAX_REASON_CHARS = 300
 MAX_FILES = 50
 SAME_ERROR = "same error"  # store.recall.search: the reason of a fix matched on the query's error signature
 
@@ -44,11 +45,12 @@ class ColdStart(ReaderError):
 class Query:
     """What to recall for: the task text, files, an error. ``q`` is what the API requires. ``weights``:
     the task was localized (workspace mode): how sure each file is, in (0, 1] (1: known; under 1: a file
-    the task was localized to); None: not localized, every file known. ``checkout``: the directory the
+    the task was localized to), ``reasons``: why each was (empty for a known file; None: none said); None:
+    not localized, every file known. ``checkout``: the directory the
     task runs in, where a task-start recall localizes it (never sent to the API: a remote reader localizes
     on this side and sends the files with their weights)."""
 
-    __slots__ = ("checkout", "error", "files", "q", "weights")
+    __slots__ = ("checkout", "error", "files", "q", "reasons", "weights")
 
     def __init__(
         self,
@@ -58,25 +60,38 @@ class Query:
         *,
         weights: tuple[float, ...] | None = None,
         checkout: str | None = None,
+        reasons: tuple[str, ...] | None = None,
     ) -> None:
         self.q, self.files, self.error = q, files, error
-        self.weights, self.checkout = weights, checkout
+        self.weights, self.checkout, self.reasons = weights, checkout, reasons
 
     def replace(self, *, q: str | None = None, files: tuple[str, ...] | None = None) -> Query:
         """A copy with another text or files (files replaced: their weights dropped)."""
         text = self.q if q is None else q
         if files is None:
-            return Query(text, self.files, self.error, weights=self.weights, checkout=self.checkout)
+            return Query(
+                text,
+                self.files,
+                self.error,
+                weights=self.weights,
+                checkout=self.checkout,
+                reasons=self.reasons,
+            )
         return Query(text, files, self.error, checkout=self.checkout)
 
-    def with_guesses(self, guesses: list[tuple[str, float]]) -> Query:
-        """The query of a task localized to the (file, weight) ``guesses`` (maybe none): they are added
-        after the files not among them, which weigh 1."""
-        known = dict(zip(self.files, self.weights or (1.0,) * len(self.files), strict=True))
-        added = [(f, w) for f, w in guesses if f not in known]
-        files = (*known, *(f for f, _ in added))
-        weights = (*known.values(), *(w for _, w in added))
-        return Query(self.q, files, self.error, weights=weights, checkout=self.checkout)
+    def with_guesses(self, guesses: list[tuple[str, float, str]]) -> Query:
+        """The query of a task localized to the (file, weight, why) ``guesses`` (maybe none): they are
+        added after the files not among them, which weigh 1."""
+        weights = self.weights or (1.0,) * len(self.files)
+        known = {
+            f: (w, r)
+            for f, w, r in zip(self.files, weights, self.reasons or [""] * len(weights), strict=True)
+        }
+        added = [(f, w, r) for f, w, r in guesses if f not in known]
+        files = (*known, *(f for f, _, _ in added))
+        weighed = (*(w for w, _ in known.values()), *(w for _, w, _ in added))
+        reasons = (*(r for _, r in known.values()), *(r for _, _, r in added))
+        return Query(self.q, files, self.error, weights=weighed, checkout=self.checkout, reasons=reasons)
 
     def __eq__(self, other: object) -> bool:
         mine, theirs = (self.to_json(), self.checkout), None
@@ -87,8 +102,10 @@ class Query:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        more = (f", weights={self.weights!r}" if self.weights is not None else "") + (
-            f", checkout={self.checkout!r}" if self.checkout else ""
+        more = (
+            (f", weights={self.weights!r}" if self.weights is not None else "")
+            + (f", checkout={self.checkout!r}" if self.checkout else "")
+            + (f", reasons={self.reasons!r}" if self.reasons is not None else "")
         )
         return f"Query({self.q!r}, files={self.files!r}, error={self.error!r}{more})"
 
@@ -104,13 +121,26 @@ class Query:
     def to_json(self) -> dict[str, Any]:
         """The request body of ``POST /api/fix-memory`` (and of the daemon) without the project."""
         weights = self.weights or (1.0,) * len(self.files)
-        kept = [(f, w) for f, w in zip(self.files, weights, strict=True) if 0 < len(f) <= MAX_PATH_CHARS]
-        body: dict[str, Any] = {"q": self.text(), "files": [f for f, _ in kept[:MAX_FILES]]}
+        reasons = self.reasons or ("",) * len(self.files)
+        kept = [
+            (f, w, r)
+            for f, w, r in zip(self.files, weights, reasons, strict=True)
+            if 0 < len(f) <= MAX_PATH_CHARS
+        ][:MAX_FILES]
+        body: dict[str, Any] = {"q": self.text(), "files": [f for f, _, _ in kept]}
         if self.weights is not None:  # localized (maybe to nothing): the weights say it
-            body["weights"] = [w for _, w in kept[:MAX_FILES]]
+            body["weights"] = [w for _, w, _ in kept]
+            if any(r for _, _, r in kept):
+                body["reasons"] = [_one_line(r) for _, _, r in kept]
         if self.error:
             body["error"] = self.error
         return body
+
+
+def _one_line(reason: str) -> str:
+    """``reason`` as the API takes it: printable, on one line, at most ``MAX_REASON_CHARS``."""
+    text = "".join(c if c.isprintable() else " " for c in reason).strip()
+    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
 
 
 class Candidate:
@@ -269,9 +299,9 @@ class LocalReader(Reader):
                 self._store = local_store(self.config)
             errors = [body["error"]] if body.get("error") else []
             localized = self.localized(query.checkout, body["q"]) if query.checkout else None
-            weights = body.get("weights")
+            weights, reasons = body.get("weights"), body.get("reasons")
             question = service.Question(
-                body["q"], body["files"], errors, k, weights=weights, localized=localized
+                body["q"], body["files"], errors, k, weights=weights, localized=localized, reasons=reasons
             )
             found = service.recall(
                 self._store, owner, project, question, budget_tokens=budget_tokens, now=now

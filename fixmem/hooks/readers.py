@@ -44,13 +44,13 @@ def localizer_for(config: HookConfig, *, long_lived: bool) -> Localizer | None:
     if long_lived:
         local = LocalReader(config)  # its keeper only: no store is loaded for localizing
 
-        def kept(checkout: str, text: str) -> list[tuple[str, float]] | None:
+        def kept(checkout: str, text: str) -> list[tuple[str, float, str]] | None:
             found = local.localized(checkout, text)
-            return None if found is None else [(g.path, g.weight) for g in found]
+            return None if found is None else [(g.path, g.weight, g.why) for g in found]
 
         return kept
 
-    def once(checkout: str, text: str) -> list[tuple[str, float]] | None:
+    def once(checkout: str, text: str) -> list[tuple[str, float, str]] | None:
         from fixmem.hooks.session import note_failure  # noqa: PLC0415
 
         try:
@@ -64,6 +64,6 @@ def localizer_for(config: HookConfig, *, long_lived: bool) -> Localizer | None:
         except Exception as exc:  # localization is a bonus: never the reason a recall fails
             note_failure(config.hooks_dir, "localize", f"{type(exc).__name__}: {exc}")
             return None
-        return None if found is None else [(g.path, g.weight) for g in found]
+        return None if found is None else [(g.path, g.weight, g.why) for g in found]
 
     return once

@@ -277,6 +277,7 @@ def test_openapi_documents_the_routes_and_their_parameters(api: RunningApi) -> N
         "q",
         "files",
         "weights",
+        "reasons",
         "error",
         "k",
     }

@@ -47,6 +47,13 @@ def test_a_weight_of_one_is_a_known_file_on_get_and_post(api: RunningApi) -> Non
         ({"files": ["a.py"], "weights": [0.5, 0.5]}, "2 weights for 1 files"),
         ({"files": ["a.py", "b.py"], "weights": [0.5]}, "1 weights for 2 files"),
         ({"files": ["a.py"], "weights": ["sure"]}, "weights.0: Input should be a valid number"),
+        ({"files": ["a.py"], "reasons": ["named"]}, "reasons without weights"),
+        ({"files": ["a.py"], "weights": [0.5], "reasons": ["a", "b"]}, "2 reasons for 1 files"),
+        (
+            {"files": ["a.py"], "weights": [0.5], "reasons": ["two\nlines"]},
+            "the reason of a.py is not one line",
+        ),
+        ({"files": ["a.py"], "weights": [0.5], "reasons": ["x" * 301]}, "at most 300 characters"),
     ],
 )
 def test_bad_weights_are_a_readable_422(api: RunningApi, extra: dict[str, object], said: str) -> None:
@@ -63,3 +70,16 @@ def test_a_weight_under_one_is_recalled_as_where_the_task_was_localized(api: Run
     assert "the client localized the task here" in got["prompt_block"]
     plain = _post(api, {"project_id": PROJECT, "q": "split on commas"}).json()
     assert not plain["recalled"][0]["reasons"].get("localized")
+
+
+def test_the_clients_reason_is_what_recall_says_of_a_localized_file(api: RunningApi) -> None:
+    why = "`split_commas` is defined there"
+    body = {"project_id": PROJECT, "q": "split on commas", "files": ["src/mod1.py"], "weights": [0.8]}
+    for got in (_post(api, {**body, "reasons": [why]}).json(), _get(api, **body, reasons=[why]).json()):
+        assert (
+            got["recalled"][0]["reasons"]["localized"]
+            == f"touched src/mod1.py, where the task was localized: {why}"
+        )
+        assert why in got["prompt_block"] and "the client localized the task here" not in got["prompt_block"]
+    blank = _post(api, {**body, "reasons": [" "]}).json()  # an empty reason: the default
+    assert "the client localized the task here" in blank["prompt_block"]

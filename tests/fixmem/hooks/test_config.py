@@ -78,10 +78,11 @@ def test_the_hook_reads_the_settings_variables(tmp_path: Path) -> None:
 
 
 def test_the_hook_asks_within_the_api_bounds() -> None:
-    assert (reader.MAX_QUERY_CHARS, reader.MAX_PATH_CHARS, reader.MAX_FILES) == (
+    assert (reader.MAX_QUERY_CHARS, reader.MAX_PATH_CHARS, reader.MAX_FILES, reader.MAX_REASON_CHARS) == (
         limits.MAX_QUERY_CHARS,
         limits.MAX_PATH_CHARS,
         limits.MAX_FILES,
+        limits.MAX_REASON_CHARS,
     )
     long_task = "fix the parser\n" + "prose " * 5000 + '\n  File "src/p.py", line 3\nValueError: bad'
     body = reader.Query(long_task, files=("", "x" * 2000, "src/p.py")).to_json()

@@ -37,8 +37,8 @@ def test_the_daemon_answers_text_only_while_cold_and_localized_once_warm(seeded:
     reader = DaemonReader(config, wait_cold=True)
     assert reader.candidates(PROJECT, Query(TASK, checkout=str(repo))) == text_only  # cold: at once, text
     wait_for(lambda: localized_by_daemon(config, str(repo), TASK), "the daemon's index of the checkout")
-    (path, weight), *_ = localized_by_daemon(config, str(repo), TASK)
-    assert path == "invoicer/totals.py" and 0 < weight <= 1
+    (path, weight, why), *_ = localized_by_daemon(config, str(repo), TASK)
+    assert path == "invoicer/totals.py" and 0 < weight <= 1 and "apply_discount" in why
     warm = reader.candidates(PROJECT, Query(TASK, checkout=str(repo)))
     assert warm and "invoicer/totals.py" in warm[0].files
     assert "where the task was localized" in warm[0].line  # the reason says where and why
@@ -105,14 +105,18 @@ def test_a_remote_reader_sends_the_files_it_localized_with_their_weights(
     capture: tuple[str, list[dict[str, Any]]], repo: Path
 ) -> None:
     url, bodies = capture
-    guesses = {str(repo): [("invoicer/totals.py", 0.8), ("src/known.py", 0.5)]}
+    why = "`apply_discount` is defined there\n(and named)"
+    guesses = {str(repo): [("invoicer/totals.py", 0.8, why), ("src/known.py", 0.5, "")]}
     reader = RemoteReader(url, "t", timeout=10, k=5, localizer=lambda where, text: guesses[where])
     reader.candidates(PROJECT, Query(TASK, ("src/known.py",), checkout=str(repo)))
     reader.candidates(PROJECT, Query(TASK, ("src/known.py",)))  # no checkout: nothing localized
     assert bodies[0]["files"] == ["src/known.py", "invoicer/totals.py"]
     assert bodies[0]["weights"] == [1.0, 0.8]  # a known file stays known
+    assert bodies[0]["reasons"] == ["", "`apply_discount` is defined there (and named)"]  # on one line
     assert "checkout" not in bodies[0]  # the server never sees the checkout's path
-    assert bodies[1]["files"] == ["src/known.py"] and "weights" not in bodies[1]
+    assert (
+        bodies[1]["files"] == ["src/known.py"] and "weights" not in bodies[1] and "reasons" not in bodies[1]
+    )
 
 
 def test_a_remote_hook_localizes_through_the_daemon_and_sends_weights(
@@ -127,6 +131,7 @@ def test_a_remote_hook_localizes_through_the_daemon_and_sends_weights(
     wait_for(lambda: localized_by_daemon(config, str(repo), TASK), "the daemon's index of the checkout")
     claude_code.run(payload("UserPromptSubmit", cwd=str(repo), prompt=TASK, session_id="d-2"), env)
     assert bodies[-1]["files"][0] == "invoicer/totals.py" and 0 < bodies[-1]["weights"][0] < 1
+    assert "apply_discount" in bodies[-1]["reasons"][0]  # the daemon's reason, for the server to show
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["local", "remote"])
