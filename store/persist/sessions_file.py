@@ -6,6 +6,12 @@ replaced atomically and durably (``fsio.replace_atomically``: temp file, fsync, 
 under the project's write lock, and sealed (``fsio.seal``) so damage is found. A file that is unreadable
 or fails its seal (a disk fault, a hand edit) is set aside as ``<name>.damaged`` when next written, never
 silently merged into. Not ``.jsonl``: a directory listing must never take it for a log.
+
+Once a log is full, every rotation folds the sessions of the entries it drops into this file (read, join,
+rewrite), and a busy project's file holds ``store.sessions.KEPT`` records: decoding them was most of a
+fold's CPU (``bench/sessions_fold_ab.py``). So the records last read or written are kept per path with
+the file's seal (its length and trailing sha256 of the body): a file whose bytes end in the same seal
+holds the same records, and is not decoded again; any other content (another writer's) is.
 """
 
 from __future__ import annotations
@@ -23,7 +29,22 @@ from store.persist.fsio import replace_atomically, seal, unseal
 from store.sessions import SessionRecord, from_json, merge, to_json
 
 VERSION: Final = 1
+SEAL_CHARS: Final = 66  # "\n" + 64 hex digits + "\n": the end of every sealed file (``fsio.seal``)
+CACHED_FILES: Final = 64  # paths whose decoded records a process keeps (the longest unwritten go first)
 _log = logging.getLogger("store.persist")
+_cache: dict[Path, tuple[tuple[int, bytes], str, tuple[SessionRecord, ...]]] = {}
+
+
+def _sealed_as(data: bytes) -> tuple[int, bytes]:
+    """What identifies the content of a sealed file: its length and its seal's digest line."""
+    return len(data), data[-SEAL_CHARS:]
+
+
+def _remember(path: Path, data: bytes, project: str, records: list[SessionRecord]) -> None:
+    _cache.pop(path, None)
+    if len(_cache) >= CACHED_FILES:
+        del _cache[next(iter(_cache))]
+    _cache[path] = _sealed_as(data), project, tuple(records)
 
 
 def encode(project: str, records: list[SessionRecord]) -> bytes:
@@ -56,9 +77,14 @@ def read_sessions(path: Path) -> tuple[str, list[SessionRecord]] | None:
         return None
     except OSError as exc:
         raise unavailable(path, exc) from exc
+    cached = _cache.get(path)
+    if cached is not None and cached[0] == _sealed_as(data):
+        return cached[1], list(cached[2])
     found = decode(data)
     if found is None:
         _log.warning("fix store: %s is damaged (its seal or format does not hold); not read", path)
+        return None
+    _remember(path, data, *found)
     return found
 
 
@@ -68,7 +94,9 @@ def write_sessions(path: Path, project: str, records: list[SessionRecord], *, da
     if damaged:
         with contextlib.suppress(OSError):
             os.replace(path, path.with_name(path.name + ".damaged"))
-    replace_atomically(path, encode(project, records))
+    data = encode(project, records)
+    replace_atomically(path, data)
+    _remember(path, data, project, records)
 
 
 def join_into(path: Path, project: str, records: list[SessionRecord]) -> list[SessionRecord]:

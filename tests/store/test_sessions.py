@@ -113,6 +113,18 @@ def test_the_file_is_sealed_and_a_damaged_one_is_set_aside(data_dir: Path) -> No
     assert store.session_projects("alice") == ["p"] and store.projects("alice") == []
 
 
+def test_records_kept_in_memory_never_hide_what_another_writer_wrote(data_dir: Path) -> None:
+    store = fix_store(data_dir)
+    mine = [SessionRecord("p", f"s{n}", MEMORY, float(n)) for n in range(3)]
+    assert store.record_sessions("alice", "p", mine) == 3  # written, and kept in memory
+    [path] = data_dir.rglob("*.sessions.json")
+    theirs = [dataclasses.replace(r, session=r.session.replace("s", "t")) for r in mine]  # the same length
+    path.write_bytes(encode("p", theirs[::-1]))  # another process's atomic replace (newest first)
+    assert [r.session for r in fix_store(data_dir).sessions("alice", "p")] == ["t2", "t1", "t0"]
+    assert [r.session for r in store.sessions("alice", "p")] == ["t2", "t1", "t0"]
+    assert store.record_sessions("alice", "p", mine) == 6  # joined into theirs, not into the kept ones
+
+
 @given(RECORDS)
 def test_a_record_reads_back_as_written(record: SessionRecord) -> None:
     assert from_json("p", to_json(record)) == record
