@@ -3,7 +3,9 @@ the full index, and an end-to-end run from the derived data alone."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
+import io
 import json
 from pathlib import Path
 
@@ -12,7 +14,13 @@ import pytest
 from evals.related.build import derive as derive_history
 from evals.related.checkout import GitTrees, data_path, read, restrict
 from evals.related.core import Repo, load_repos
+from evals.related.run import queries_for
 from evals.related.workspace import BEGIN, DOCS, END, RESULT, SYSTEMS, build, evaluate, render, table
+from evals.related.workspace_probes import BEGIN as PROBES_BEGIN
+from evals.related.workspace_probes import END as PROBES_END
+from evals.related.workspace_probes import RESULT as PROBES_RESULT
+from evals.related.workspace_probes import derive_probes, measure
+from evals.related.workspace_probes import render as render_probes
 from store.localize import CheckoutIndex, localize
 from store.localize.resolve import LocalizeWeights
 from tests.evals.test_related import commit, git
@@ -121,3 +129,31 @@ def test_the_committed_result_is_what_the_docs_and_the_defaults_say() -> None:
     assert text[text.index(BEGIN) + len(BEGIN) : text.index(END)].strip() == render(result).strip()
     assert result["shipped_defaults_are_the_choice"]
     assert result["choice"]["min_weight"] == LocalizeWeights().min_weight
+
+
+def test_the_probes_restricted_index_resolves_as_the_full_one(data_dir: Path, repo: Repo) -> None:
+    other = dataclasses.replace(repo, name="example/other")  # its tasks stand for another repository's
+    derived = derive_probes(repo, [other], data_dir / "git", log=io.StringIO())["probes"]
+    trees = GitTrees(data_dir / "git")
+    try:
+        hosts = [c for c in repo.commits if c.sha in derived]
+        assert hosts and len(hosts) < len([c for c in repo.commits if c.is_task])  # every other task
+        for commit_ in hosts:
+            position = repo.commits.index(commit_)
+            [probe] = [q for q in queries_for(repo, commit_, [other], position) if q.cls == "off_topic"]
+            assert derived[commit_.sha]["source"] == probe.source and probe.source.startswith(
+                "example/other@"
+            )
+            full = trees.index(trees.first_parent(commit_.sha))
+            restricted = CheckoutIndex.from_json(derived[commit_.sha]["index"])
+            assert localize(probe.text, restricted) == localize(probe.text, full)
+    finally:
+        trees.close()
+
+
+def test_the_committed_probe_result_is_what_the_docs_say_and_reproduces() -> None:
+    result = json.loads(PROBES_RESULT.read_text())
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index(PROBES_BEGIN) + len(PROBES_BEGIN) : text.index(PROBES_END)]
+    assert section.strip() == render_probes(result).strip()
+    assert measure(load_repos(), "held_out") == result["held_out"]  # the committed data, the shipped weights
