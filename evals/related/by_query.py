@@ -23,9 +23,11 @@ reported) the ROC AUC of each feature and of followers minus ignorers between re
 answers, by prior use (``followed_before``, ``never_followed``); and the precision a *drop* rule would
 gain — leave out every answer whose followers-minus-ignorers score is under a threshold — with the
 threshold chosen on the first half (same-file hits within 5% there) and then applied to the later half,
-beside the same for the per-fix rule of ``from_use.per_fix_bound`` chosen the same way. Dropping ignores
-the feedback (a dropped fix is not shown again), so these are optimistic; the real replay with the
-shipped rule is ``from_use``'s.
+beside the same for the per-fix rule of ``from_use.per_fix_bound`` chosen the same way, and what a
+perfect learner from use would gain. Dropping ignores the feedback (a dropped fix is not shown again),
+so these are optimistic; the real replay with the shipped rule is ``from_use``'s. Last, a kNN over past
+(task -> followed fixes): the fixes that the 1, 3 or 5 earlier tasks of highest strength for this task
+followed, taken as extra answers, with their precision beside the answers' own.
 """
 
 from __future__ import annotations
@@ -93,9 +95,13 @@ class Answer:
     query: tuple[str, int]  # (repository, task position)
 
 
-def answers(repo: Repo, records: Sequence[dict[str, Any]], entries: Sequence[FixEntry]) -> Iterator[Answer]:
-    """Every returned fix of ``records`` (one repository's learning-off replay) as an ``Answer``."""
+def answers(
+    repo: Repo, records: Sequence[dict[str, Any]], entries: Sequence[FixEntry], knn: dict[str, list[int]]
+) -> Iterator[Answer]:
+    """Every returned fix of ``records`` (one repository's learning-off replay) as an ``Answer``; adds
+    to ``knn`` what the nearest earlier tasks followed (``_neighbours``)."""
     commits = {c.sha[:10]: c for c in repo.commits}
+    followed_by: dict[str, list[str]] = {}  # task -> the fixes it followed
     position = {c.sha: i for i, c in enumerate(repo.commits)}
     history: dict[str, list[tuple[bool, str]]] = {}
     view = ProjectView([])
@@ -116,8 +122,33 @@ def answers(repo: Repo, records: Sequence[dict[str, Any]], entries: Sequence[Fix
             prior = "new" if not past else "followed_before" if followed else "never_followed"
             yield Answer(n >= len(records) // 2, sha in gold, prior, feats[0], feats[1], len(past), followed,
                          (repo.name, n))  # fmt: skip
+        _neighbours(knn, n >= len(records) // 2, record, of, followed_by)
         for sha in record["returned"]:
             history.setdefault(sha, []).append((sha in gold, record["sha"]))
+        followed_by[record["sha"]] = [sha for sha in record["returned"] if sha in gold]
+
+
+NEIGHBOURS = (1, 3, 5)
+
+
+def _neighbours(
+    knn: dict[str, list[int]],
+    later: bool,
+    record: dict[str, Any],
+    strength_of: dict[str, float],
+    followed_by: dict[str, list[str]],
+) -> None:
+    """A kNN over past (task -> followed fixes): the fixes the ``k`` earlier tasks of highest strength for
+    this task followed, as extra answers. Adds to ``knn["<half> k<k>"]``: [candidates, related, not
+    returned already, related among those]."""
+    gold, returned = set(record["same_file"]), set(record["returned"])
+    near = sorted((strength_of.get(t, 0.0), t) for t in followed_by if strength_of.get(t, 0.0) > 0)
+    for k in NEIGHBOURS:
+        found = {sha for _, t in near[-k:] for sha in followed_by[t]}
+        extra = found - returned
+        cell = knn.setdefault(f"{'later' if later else 'first'} k{k}", [0, 0, 0, 0])
+        for i, n in enumerate((len(found), len(found & gold), len(extra), len(extra & gold))):
+            cell[i] += n
 
 
 def _features(task: Any, group: Sequence[Any], strength_of: dict[str, float]) -> dict[str, float]:
@@ -217,12 +248,13 @@ def best_rules(found: Sequence[Answer]) -> dict[str, Any]:
 def evaluate(repos: Sequence[Repo]) -> dict[str, Any]:
     """The learning-off replay of every repository, its answers, their separation and the drop rules."""
     found: list[Answer] = []
+    knn: dict[str, list[int]] = {}
     with tempfile.TemporaryDirectory(prefix="fixmem-eval-by-query-") as tmp:
         for repo in repos:
             workdir = Path(tmp) / repo.name.replace("/", "__")
             records = replay(repo, workdir, learn=False)
             store = FixStore(workdir, cap=ROTATION_CAP, learn_from_use=False)
-            found += answers(repo, records, store.read(OWNER, repo.project_key).entries)
+            found += answers(repo, records, store.read(OWNER, repo.project_key).entries, knn)
     counts = {
         half: {p: sum(1 for a in found if a.later == later and a.prior == p and not a.related)
                for p in ("new", "never_followed", "followed_before")}
@@ -233,7 +265,15 @@ def evaluate(repos: Sequence[Repo]) -> dict[str, Any]:
         "auc": separation(found),
         "drop_rules": best_rules(found),
         "perfect_history": perfect(found),
-    }
+        "neighbours": {
+            key: {"candidates": c, "precision": round(r / c, 3) if c else None, "not_returned": x,
+                  "not_returned_precision": round(xr / x, 3) if x else None}
+            for key, (c, r, x, xr) in sorted(knn.items())
+        },
+        "answers_precision": {
+            half: round(dropping(found, half == "later", lambda a: True)[0], 3) for half in ("first", "later")
+        },
+    }  # fmt: skip
 
 
 def perfect(found: Sequence[Answer]) -> dict[str, float]:
@@ -271,6 +311,12 @@ def table(result: dict[str, Any]) -> str:
         f"perfect learner from use (drop every unrelated answer shown before): later precision "
         f"{bound['shown_before']:+.1%}; only those followed before: {bound['followed_before']:+.1%}"
     )
+    lines.append(f"answers' own precision: {result['answers_precision']}; the nearest tasks' followed fixes:")
+    for key, cell in result["neighbours"].items():
+        lines.append(
+            f"  {key}: {cell['candidates']} fixes, precision {cell['precision']}; not returned already "
+            f"{cell['not_returned']}, precision {cell['not_returned_precision']}"
+        )
     return "\n".join(lines)
 
 

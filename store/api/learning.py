@@ -46,7 +46,7 @@ class Learning(StoreCore):
             return memo[1]
         found = read_usage(files.usage, stamp)
         if found is None:
-            found = usage_of(cached.view.entries, self.learn_params)
+            found = usage_of(cached.view.entries)
             self._save_usage(files, stamp, found, writer=False)
         self._memo_usage(files, stamp, found)
         return found
@@ -102,7 +102,7 @@ class Learning(StoreCore):
             with self._cache_mutex:
                 memo = self._usages.get(files.log)
             known = same_as is not None and memo is not None and memo[0] == Stamp.of(same_as)
-            usage = memo[1] if known and memo is not None else usage_of(entries, self.learn_params)
+            usage = memo[1] if known and memo is not None else usage_of(entries)
         except Exception:
             _log.warning("fix store: could not count the usage of %s", files.log, exc_info=True)
             with contextlib.suppress(OSError):

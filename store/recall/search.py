@@ -21,7 +21,7 @@ from store.recall.tokenize import match_forms
 from store.recall.view import ProjectView, QueryTerms, query_terms
 from store.redact import redact
 from store.staleness import stale_marks, workspace_checker
-from store.usage import QUERY_SUNK, Learned, explain
+from store.usage import Learned, explain
 
 Tier = Literal["closely related", "possibly related"]
 CLOSE: Final[Tier] = "closely related"
@@ -132,9 +132,7 @@ def recall_view(
     signals, found = workspace_mode(
         view, signals, localized, workspace=workspace, weights=weights, known=paths
     )
-    factors, sunk = (
-        (None, frozenset[int]()) if learned is None else learned.for_query(strength(signals, weights))
-    )
+    factors = None if learned is None else learned.factors
     live, codes, regressed = view.live, view.outcome_codes, view.regressed_mask
     ranked = rank(signals, live=live, outcome_codes=codes, regressed=regressed, ts=view.ts, k=k, now=now,
                   weights=weights, factors=factors,
@@ -144,7 +142,7 @@ def recall_view(
     return _recalled(
         view, ranked, signals, terms, found,
         files=paths, errors=errors, workspace=workspace, known_commits=known_commits, weights=weights,
-        file_exists_check=file_exists_check, learned=learned, meaning=meaning, factors=factors, sunk=sunk,
+        file_exists_check=file_exists_check, learned=learned, meaning=meaning, factors=factors,
     )  # fmt: skip
 
 
@@ -164,7 +162,6 @@ def _recalled(
     learned: Learned | None,
     meaning: npt.NDArray[np.float64] | None,
     factors: npt.NDArray[np.float64] | None,
-    sunk: frozenset[int],
 ) -> list[Recalled]:
     """The ranked rows as ``Recalled`` fixes: redacted, tiered, marked, with their reasons."""
     exists = workspace_checker(workspace) if file_exists_check else None
@@ -185,20 +182,13 @@ def _recalled(
                 tier=CLOSE if close else POSSIBLE,
                 reasons=replace(
                     reasons(view, row, terms=terms, signals=signals, touched=touched, weights=weights),
-                    use=None if learned is None else _use(learned, entry.id, row in sunk),
+                    use=None if learned is None else explain(learned.uses.get(entry.id)),
                     meaning=None if rescued is None else _MEANS.format(rescued[row]),
                     localized=found.reason(row),
                 ),
             )
         )
     return sorted(results, key=lambda r: r.tier != CLOSE)  # closely related first, by score within
-
-
-def _use(learned: Learned, entry_id: str, sunk: bool) -> str | None:
-    """How the fix fared when injected before (``store.usage.explain``), and that this task is more like
-    the tasks that passed it over when ``Learned.for_query`` sank it for the query."""
-    said = explain(learned.uses.get(entry_id))
-    return f"{said}; {QUERY_SUNK}" if sunk and said else said
 
 
 _MEANS = "its request means what the task says (similarity {:.2f})"
