@@ -122,6 +122,8 @@ def test_the_eval_runs_from_the_derived_data_alone(data_dir: Path, repo: Repo) -
         assert report["localizer"]["tasks"] == result["tasks"][split] > 0
         assert report["localizer"]["top_file_changed"] >= 1
         assert report["localizer_with_prior"]["tasks"] == result["tasks"][split]
+        bound = report["systems"]["one_file_bound"]  # one right file past fixes touched: mid-task's hits
+        assert bound["hit_fn"] >= report["systems"]["workspace"]["hit_fn"]
         mid = report["systems"]["mid_task"]
         assert mid["hit_fn"] >= report["systems"]["text_only"]["hit_fn"]
         assert (
