@@ -48,7 +48,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.OK: "done",
     ExitCode.FAILURE: "the command ran and found a problem (a child kept crashing, `notes check` found "
     "malformed lines, a memory file cannot be written, a fix is not found or already promoted, an import "
-    "file has invalid lines, `doctor` found a log to repair)",
+    "file has invalid lines, `doctor` found a log to repair or a failed index build)",
     ExitCode.USAGE: "bad arguments (click), a refused note",
     ExitCode.BELOW_FLOORS: "`eval --check`: recall quality is under its floors",
     ExitCode.DATA_ERROR: "input that is not valid (an event, a JSONL line, the eval dataset)",

@@ -20,7 +20,10 @@ file is among the files the commit changed, and how often it answers) and the la
 per task over the restricted index (median, p99) beside the build's over the full one.
 
 The ``localized_*`` knobs of ``RankingWeights`` and the localizer's ``min_weight`` are chosen on the
-tuning half (``GRID``, ``choose``); the held-out half is only reported.
+tuning half (``GRID``, ``choose``); the held-out half is only reported. The *history prior* (the
+localizer told which files past fixes touched: ``localize(touched=...)``) is searched the same way over
+``GRID`` × ``UNTOUCHED`` and reported beside it (``workspace_prior``), with whether it beat the shipped
+point on the tuning half.
 """
 
 from __future__ import annotations
@@ -50,7 +53,17 @@ from store.recall.view import ProjectView
 HERE = Path(__file__).parent
 RESULT = HERE / "results" / "workspace.json"
 K = 5
-SYSTEMS = ("text_only", "workspace", "workspace_most_hits", "mid_task", "bm25")
+SYSTEMS = (
+    "text_only",
+    "workspace",
+    "workspace_most_hits",
+    "workspace_prior",
+    "one_file_bound",
+    "mid_task",
+    "bm25",
+)
+BOUND_WEIGHT = 0.8  # ``one_file_bound``: one file the commit changed and past fixes touched, at this weight
+UNTOUCHED = (0.25, 0.5, 1.0)  # the history prior's share of a file no past fix touched
 GRID: list[dict[str, float]] = [
     {
         "min_weight": m,
@@ -80,6 +93,7 @@ class Task:
     changed: frozenset[str]  # ... without changelogs and lock files (precision's and the localizer's gold)
     corpus: tuple[str, ...]  # BM25's text of each earlier entry
     build_seconds: float  # ``localize`` over the full index, when the data was built
+    touched: frozenset[str] = frozenset()  # the files the view's past fixes touched (the history prior)
 
 
 def load_tasks(repos: Sequence[Repo], split: str, data_dir: Path = DATA_DIR) -> list[Task]:
@@ -106,6 +120,7 @@ def load_tasks(repos: Sequence[Repo], split: str, data_dir: Path = DATA_DIR) -> 
                     changed=commit.gold_files,
                     corpus=tuple(texts[: query.before]),
                     build_seconds=float(derived[query.sha]["full_index_seconds"]),
+                    touched=frozenset(p for files in view.file_sets for p in files),
                 )
             )
     return out
@@ -114,6 +129,8 @@ def load_tasks(repos: Sequence[Repo], split: str, data_dir: Path = DATA_DIR) -> 
 def answer(task: Task, system: str, weights: RankingWeights, located: Sequence[Localized] = ()) -> list[str]:
     """What ``system`` returns for ``task`` (short shas, best first)."""
     q = task.asked
+    if system == "one_file_bound":  # a bound, not a system: a localizer right about one useful file
+        system, located = "workspace", tuple(Localized(p, BOUND_WEIGHT, "bound") for p in bound_file(task))
     if system == "bm25":
         return [(task.view.entries[i].event_id or "?")[:SHA] for i, _ in bm25_rank(task.corpus, q.text, K)]
     got = recall_view(
@@ -123,9 +140,18 @@ def answer(task: Task, system: str, weights: RankingWeights, located: Sequence[L
     return [(r.entry.event_id or "?")[:SHA] for r in got]
 
 
-def located(tasks: Sequence[Task], weights: LocalizeWeights) -> list[tuple[Localized, ...]]:
-    """The localizer's answer per task."""
-    return [localize(t.asked.text, t.index, weights=weights) for t in tasks]
+def bound_file(task: Task) -> list[str]:
+    """The first (by name) file the commit changed that past fixes touched: what ``one_file_bound`` gets."""
+    return sorted(task.changed & task.touched)[:1]
+
+
+def located(
+    tasks: Sequence[Task], weights: LocalizeWeights, prior: bool = False
+) -> list[tuple[Localized, ...]]:
+    """The localizer's answer per task (``prior``: told the files past fixes touched)."""
+    return [
+        localize(t.asked.text, t.index, weights=weights, touched=t.touched if prior else None) for t in tasks
+    ]
 
 
 def tally(tasks: Sequence[Task], answers: Sequence[Sequence[str]]) -> Tally:
@@ -139,18 +165,20 @@ def split_weights(choice: dict[str, float]) -> tuple[RankingWeights, LocalizeWei
     """The recall and localizer weights of one grid point."""
     knobs = {k: v for k, v in choice.items() if k.startswith("localized_")}
     ranking = replace(DEFAULT_WEIGHTS, localized_min_weight=choice["min_weight"], **knobs)
-    return ranking, replace(LOCALIZE_DEFAULTS, min_weight=choice["min_weight"])
+    untouched = choice.get("untouched", LOCALIZE_DEFAULTS.untouched)
+    return ranking, replace(LOCALIZE_DEFAULTS, min_weight=choice["min_weight"], untouched=untouched)
 
 
-def search(tasks: Sequence[Task]) -> list[dict[str, Any]]:
+def search(tasks: Sequence[Task], untouched: float | None = None) -> list[dict[str, Any]]:
     """Every grid point's workspace figures on ``tasks`` (the tuning half), best first: the points at
-    the goal's precision first, then by hits, precision and quiet."""
+    the goal's precision first, then by hits, precision and quiet. ``untouched``: with the history
+    prior, at that share."""
     rows = []
     by_min: dict[float, list[tuple[Localized, ...]]] = {}
-    for point in GRID:
+    for point in GRID if untouched is None else [{**p, "untouched": untouched} for p in GRID]:
         ranking, loc = split_weights(point)
         if loc.min_weight not in by_min:
-            by_min[loc.min_weight] = located(tasks, loc)
+            by_min[loc.min_weight] = located(tasks, loc, prior=untouched is not None)
         found = by_min[loc.min_weight]
         t = tally(
             tasks, [answer(task, "workspace", ranking, f) for task, f in zip(tasks, found, strict=True)]
@@ -175,6 +203,7 @@ def accuracy(tasks: Sequence[Task], found: Sequence[tuple[Localized, ...]]) -> d
     """How often the localizer answers, and how often its top file is one the commit changed."""
     answered = [(t, f) for t, f in zip(tasks, found, strict=True) if f]
     top = sum(1 for t, f in answered if f[0].path in t.changed)
+    useful = sum(1 for t, f in answered if f[0].path in t.changed & t.touched)
     any_hit = sum(1 for t, f in answered if any(loc.path in t.changed for loc in f))
     return {
         "tasks": len(tasks),
@@ -183,6 +212,8 @@ def accuracy(tasks: Sequence[Task], found: Sequence[tuple[Localized, ...]]) -> d
         "top_file_changed_share_of_tasks": round(top / len(tasks), 3) if tasks else None,
         "top_file_changed_share_of_answered": round(top / len(answered), 3) if answered else None,
         "any_file_changed": any_hit,
+        "top_file_changed_and_touched_before": useful,  # ... and past fixes touched it: it can bring a hit
+        "tasks_with_a_changed_file_touched_before": sum(1 for t in tasks if t.changed & t.touched),
     }
 
 
@@ -210,27 +241,29 @@ def _quantiles(values: Sequence[float]) -> dict[str, float]:
 
 
 def report(
-    split_tasks: dict[str, list[Task]], choice: dict[str, float], alternative: dict[str, float]
+    split_tasks: dict[str, list[Task]],
+    choice: dict[str, float],
+    alternative: dict[str, float],
+    prior: dict[str, float],
 ) -> dict[str, Any]:
-    """Per half, each system's tally, the localizer's accuracy and latency, and the goal's check."""
+    """Per half, each system's tally, the localizer's accuracy (without and with the history prior) and
+    latency, and the goal's check."""
     ranking, loc = split_weights(choice)
-    other, other_loc = split_weights(alternative)
     out: dict[str, Any] = {}
     for split, tasks in split_tasks.items():
         found = located(tasks, loc)
         cells = {
             system: tally(tasks, [answer(t, system, ranking, f) for t, f in zip(tasks, found, strict=True)])
             for system in SYSTEMS
-            if system != "workspace_most_hits"
+            if system not in ("workspace_most_hits", "workspace_prior")
         }
-        alt_found = located(tasks, other_loc)
-        cells["workspace_most_hits"] = tally(
-            tasks, [answer(t, "workspace", other, f) for t, f in zip(tasks, alt_found, strict=True)]
-        )
+        cells["workspace_most_hits"] = _workspace(tasks, alternative)
+        cells["workspace_prior"] = _workspace(tasks, prior, with_prior=True)
         ws, mid = cells["workspace"], cells["mid_task"]
         out[split] = {
             "systems": {name: cell.as_dict() for name, cell in cells.items()},
             "localizer": accuracy(tasks, found),
+            "localizer_with_prior": accuracy(tasks, located(tasks, split_weights(prior)[1], prior=True)),
             "latency": latency(tasks, loc),
             "goal": {
                 "hits_needed": round(GOAL_SHARE * mid.hit_fn, 2),
@@ -242,6 +275,13 @@ def report(
             },
         }
     return out
+
+
+def _workspace(tasks: Sequence[Task], point: dict[str, float], with_prior: bool = False) -> Tally:
+    """Workspace mode's tally at grid ``point`` (``with_prior``: the localizer given the history prior)."""
+    ranking, loc = split_weights(point)
+    found = located(tasks, loc, prior=with_prior)
+    return tally(tasks, [answer(t, "workspace", ranking, f) for t, f in zip(tasks, found, strict=True)])
 
 
 def build(git_dir: Path, name: str | None, data_dir: Path = DATA_DIR) -> Path:
@@ -267,6 +307,8 @@ TABLE_ROWS = (
     ("text_only", "text only (shipped recall)"),
     ("workspace", "workspace mode (text + localized files), shipped"),
     ("workspace_most_hits", "workspace mode at the tuning half's most hits (not shipped)"),
+    ("workspace_prior", "workspace mode, the localizer given the history prior (tuned)"),
+    ("one_file_bound", f"bound: workspace mode given one changed file past fixes touched, at {BOUND_WEIGHT}"),
     ("mid_task", "mid-task (text + the files changed)"),
     ("bm25", "BM25"),
 )
@@ -302,13 +344,21 @@ def render(result: dict[str, Any]) -> str:
         "",
         table(result),
         "",
+        f"History prior (the localizer told which files past fixes touched; chosen on the tuning half:"
+        f" {_knobs(result['prior_point'])}):"
+        f" {'beats' if result['prior_beats_shipped_on_tuning'] else 'does not beat'} the shipped point on"
+        f" the tuning half, so it is {'' if result['prior_beats_shipped_on_tuning'] else 'not '}shipped.",
+        "",
     ]
     for name, half in (("held-out", held), ("tune", tune)):
         acc, lat, goal = half["localizer"], half["latency"], half["goal"]
         lines.append(
             f"- {name}: the localizer answered {acc['answered']}/{acc['tasks']} tasks; its top file was one"
             f" the commit changed in {acc['top_file_changed']}"
-            f" ({acc['top_file_changed_share_of_tasks']} of all tasks); `localize()` median"
+            f" ({acc['top_file_changed_share_of_tasks']} of all tasks; one past fixes had touched too:"
+            f" {acc['top_file_changed_and_touched_before']}, with the history prior"
+            f" {half['localizer_with_prior']['top_file_changed_and_touched_before']}, of the"
+            f" {acc['tasks_with_a_changed_file_touched_before']} tasks where one could); `localize()` median"
             f" {lat['restricted_index_ms']['median']} ms, p99"
             f" {lat['restricted_index_ms']['p99']} ms (full index at build: median"
             f" {lat['full_index_ms_at_build']['median']} ms, p99 {lat['full_index_ms_at_build']['p99']} ms)."
@@ -334,6 +384,7 @@ def evaluate(repos: Sequence[Repo], data_dir: Path = DATA_DIR) -> dict[str, Any]
     split_tasks = {split: load_tasks(repos, split, data_dir) for split in ("tune", "held_out")}
     rows = search(split_tasks["tune"])
     choice, alternative = rows[0]["point"], most_hits(rows)
+    prior_rows = sorted((r for u in UNTOUCHED for r in search(split_tasks["tune"], u)), key=_rank_key)
     shipped = {
         "min_weight": LOCALIZE_DEFAULTS.min_weight,
         **{k: getattr(DEFAULT_WEIGHTS, k) for k in choice if k.startswith("localized_")},
@@ -348,7 +399,10 @@ def evaluate(repos: Sequence[Repo], data_dir: Path = DATA_DIR) -> dict[str, Any]
         and DEFAULT_WEIGHTS.localized_min_weight == choice["min_weight"],
         "most_hits_point": alternative,
         "tuning_grid_top": rows[:10],
-        "report": report(split_tasks, choice, alternative),
+        "prior_point": prior_rows[0]["point"],
+        "prior_beats_shipped_on_tuning": _rank_key(prior_rows[0]) < _rank_key(rows[0]),
+        "prior_grid_top": prior_rows[:10],
+        "report": report(split_tasks, choice, alternative, prior_rows[0]["point"]),
     }
 
 

@@ -14,9 +14,12 @@ The text names code in five ways, each looked up in a ``CheckoutIndex`` (dict lo
 
 Each match is *evidence* for a file with a score in (0, 1): the kind's base score divided among the
 files it points to, so a name defined in one file counts fully and one defined in many means little
-(past ``max_files`` it is dropped). A file's weight is the noisy-or of its evidence, and of a bonus
-when the title's own clues point at it (the title says what the task is about); files under
-``min_weight`` are not returned, so a text that names nothing resolvable gets ``()``.
+(past ``max_files`` it is dropped). With a *history prior* (``touched``: the files past fixes touched), a
+file past fixes never touched takes only ``untouched`` of a share when the score is divided, and a name
+defined in many files still counts when at most ``max_files`` of them were touched. A file's weight is
+the noisy-or of its evidence, and of a bonus when the title's own clues point at it (the title says what
+the task is about); files under ``min_weight`` are not returned, so a text that names nothing
+resolvable gets ``()``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from store.localize.index import CheckoutIndex, stem_key
@@ -101,6 +104,7 @@ class LocalizeWeights:
     stem: float = 0.6  # a word equal to a file's stem, in the component or code-shaped
     aside: float = 0.5  # a file under vendored, stub or test-data directories (``ASIDE``) counts this much
     min_weight: float = 0.5  # set on evals/related's tuning half with the recall knobs
+    untouched: float = 1.0  # with a history prior, a file no past fix touched takes this much of a share
 
 
 DEFAULT_WEIGHTS = LocalizeWeights()
@@ -125,14 +129,24 @@ class Evidence:
 
 
 def localize(
-    text: str, index: CheckoutIndex, *, limit: int = 5, weights: LocalizeWeights = DEFAULT_WEIGHTS
+    text: str,
+    index: CheckoutIndex,
+    *,
+    limit: int = 5,
+    weights: LocalizeWeights = DEFAULT_WEIGHTS,
+    touched: Collection[str] | None = None,
 ) -> tuple[Localized, ...]:
-    """The files of ``index`` that ``text`` is most likely about, best first; () when unsure."""
+    """The files of ``index`` that ``text`` is most likely about, best first; () when unsure.
+    ``touched``: the history prior, the checkout's files past fixes touched (None: no prior)."""
     by_file: defaultdict[str, list[Evidence]] = defaultdict(list)
-    for ev in evidence(text, index, weights):
+    for ev in evidence(text, index, weights, touched):
         by_file[ev.path].append(ev)
     title = text.lstrip().split("\n", 1)[0]
-    titled = {ev.path for ev in evidence(title, index, weights)} if weights.title and title != text else set()
+    titled = (
+        {ev.path for ev in evidence(title, index, weights, touched)}
+        if weights.title and title != text
+        else set()
+    )
     ranked: list[Localized] = []
     for path, found in by_file.items():
         miss = 1.0 - weights.title if path in titled else 1.0  # what the title names counts more
@@ -149,9 +163,13 @@ def localize(
 
 
 def evidence(
-    text: str, index: CheckoutIndex, weights: LocalizeWeights = DEFAULT_WEIGHTS
+    text: str,
+    index: CheckoutIndex,
+    weights: LocalizeWeights = DEFAULT_WEIGHTS,
+    touched: Collection[str] | None = None,
 ) -> Iterator[Evidence]:
-    """Every piece of evidence ``text`` gives for a file of ``index`` (one per token and file)."""
+    """Every piece of evidence ``text`` gives for a file of ``index`` (one per token and file), under the
+    history prior ``touched`` when given (module docstring)."""
     scope = component(text, index)
     for clues in (
         _frames(text, index, weights),
@@ -161,7 +179,7 @@ def evidence(
         _stems(text, index, scope, weights),
     ):
         for clue in clues:
-            yield from _spread(clue, scope, weights)
+            yield from _spread(clue, scope, weights, touched)
 
 
 def resolve_path(token: str, index: CheckoutIndex) -> tuple[str, ...]:
@@ -187,22 +205,30 @@ def resolve_path(token: str, index: CheckoutIndex) -> tuple[str, ...]:
     return ()
 
 
-def _spread(clue: Clue, scope: tuple[str, ...], weights: LocalizeWeights) -> Iterator[Evidence]:
+def _spread(
+    clue: Clue, scope: tuple[str, ...], weights: LocalizeWeights, touched: Collection[str] | None = None
+) -> Iterator[Evidence]:
     """The clue's base score divided among its files (none past ``max_files``, narrowed to the task's
-    component when it names one and some are in it), discounted outside the component and in ``ASIDE``."""
+    component when it names one and some are in it), discounted outside the component and in ``ASIDE``.
+    Under a history prior, a file in ``touched`` takes a whole share and another ``untouched`` of one,
+    and past ``max_files`` only the touched files count (when at most ``max_files`` were)."""
     paths, why = clue.paths, clue.why
     inside = tuple(p for p in paths if _within(p, scope)) if scope else ()
     if inside and len(inside) < len(paths):
         paths, why = inside, why + " (in the component the task names)"
-    if not paths or len(paths) > weights.max_files:
+    share = {p: 1.0 if touched is None or p in touched else weights.untouched for p in paths}
+    total = sum(share.values())
+    if len(share) > weights.max_files and touched is not None:  # a common name: the files fixes touched
+        share = {p: 1.0 for p in paths if p in touched}
+    if not share or len(share) > weights.max_files or total <= 0:
         return
-    score = clue.base / len(paths)
     others = f" (one of {len(paths)} files)" if len(paths) > 1 else ""
-    for path in paths:
+    for path, part in share.items():
         factor = weights.aside if not ASIDE.isdisjoint(path.split("/")[:-1]) else 1.0
         if scope and not inside:
             factor *= weights.outside
-        yield Evidence(path=path, score=score * factor, why=why + others)
+        if part > 0:
+            yield Evidence(path=path, score=clue.base * part / total * factor, why=why + others)
 
 
 def _within(path: str, scope: tuple[str, ...]) -> bool:

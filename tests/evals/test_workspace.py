@@ -15,7 +15,18 @@ from evals.related.build import derive as derive_history
 from evals.related.checkout import GitTrees, data_path, read, restrict
 from evals.related.core import Repo, load_repos
 from evals.related.run import queries_for
-from evals.related.workspace import BEGIN, DOCS, END, RESULT, SYSTEMS, build, evaluate, render, table
+from evals.related.workspace import (
+    BEGIN,
+    DOCS,
+    END,
+    RESULT,
+    SYSTEMS,
+    UNTOUCHED,
+    build,
+    evaluate,
+    render,
+    table,
+)
 from evals.related.workspace_probes import BEGIN as PROBES_BEGIN
 from evals.related.workspace_probes import END as PROBES_END
 from evals.related.workspace_probes import RESULT as PROBES_RESULT
@@ -88,9 +99,13 @@ def test_the_derived_data_resolves_as_the_full_index_does(data_dir: Path, repo: 
             full = trees.index(task["parent"])
             restricted = CheckoutIndex.from_json(task["index"])
             assert set(restricted.files) <= set(full.files)
-            for weights in (LocalizeWeights(), LocalizeWeights(min_weight=0.05, max_files=10)):
+            prior = LocalizeWeights(min_weight=0.05, untouched=0.25)
+            touched = set(full.files[::2])  # the history prior: resolved from the derived data alike
+            for weights in (LocalizeWeights(), LocalizeWeights(min_weight=0.05, max_files=10), prior):
                 expected = localize(commit_.text, full, weights=weights)
                 assert localize(commit_.text, restricted, weights=weights) == expected
+                expected = localize(commit_.text, full, weights=weights, touched=touched)
+                assert localize(commit_.text, restricted, weights=weights, touched=touched) == expected
             assert restrict(full, commit_.text) == restricted
     finally:
         trees.close()
@@ -114,6 +129,9 @@ def test_the_eval_runs_from_the_derived_data_alone(data_dir: Path, repo: Repo) -
         assert set(report["systems"]) == set(SYSTEMS)
         assert report["localizer"]["tasks"] == result["tasks"][split] > 0
         assert report["localizer"]["top_file_changed"] >= 1
+        assert report["localizer_with_prior"]["tasks"] == result["tasks"][split]
+        bound = report["systems"]["one_file_bound"]  # one right file past fixes touched: mid-task's hits
+        assert bound["hit_fn"] >= report["systems"]["workspace"]["hit_fn"]
         mid = report["systems"]["mid_task"]
         assert mid["hit_fn"] >= report["systems"]["text_only"]["hit_fn"]
         assert (
@@ -121,6 +139,8 @@ def test_the_eval_runs_from_the_derived_data_alone(data_dir: Path, repo: Repo) -
             >= report["latency"]["restricted_index_ms"]["median"]
         )
     assert "| held-out | workspace mode" in table(result)
+    assert result["prior_point"]["untouched"] in UNTOUCHED
+    assert "History prior" in render(result)
 
 
 def test_the_committed_result_is_what_the_docs_and_the_defaults_say() -> None:

@@ -277,6 +277,34 @@ def test_rare_names_count_more_than_common_ones() -> None:
     assert localize("`setup()` breaks", crowded, weights=weights) == ()
 
 
+def test_the_history_prior_favours_the_files_past_fixes_touched() -> None:
+    files = ["a/checker.py", "b/checker.py"]
+    index = CheckoutIndex.build(files, {})
+    touched = {"b/checker.py"}
+    assert localize("see checker.py", index, touched=touched) == localize("see checker.py", index)  # share 1
+    half = LocalizeWeights(untouched=0.5, min_weight=0.1)
+    found = {loc.path: loc.weight for loc in localize("see checker.py", index, weights=half, touched=touched)}
+    assert found == {
+        "b/checker.py": pytest.approx(0.7 / 1.5, abs=1e-4),
+        "a/checker.py": pytest.approx(0.35 / 1.5, abs=1e-4),
+    }
+    none = LocalizeWeights(untouched=0.0)
+    only = localize("see checker.py", index, weights=none, touched=touched)
+    assert [(loc.path, loc.weight) for loc in only] == [("b/checker.py", pytest.approx(0.7))]
+
+
+def test_the_history_prior_keeps_a_common_name_among_the_files_fixes_touched() -> None:
+    many = {f"pkg/n{i}.py": SourceFacts(defs=("setup_cache",)) for i in range(10)}
+    index = CheckoutIndex.build(list(many), many)
+    weights = LocalizeWeights(min_weight=0.01)
+    assert localize("`setup_cache()` breaks", index, weights=weights) == ()  # 10 files: dropped
+    found = localize("`setup_cache()` breaks", index, weights=weights, touched={"pkg/n3.py", "pkg/n7.py"})
+    assert {loc.path for loc in found} == {"pkg/n3.py", "pkg/n7.py"}
+    assert all(loc.weight == pytest.approx(0.6 / 10, abs=1e-4) for loc in found)  # still one of ten files
+    crowded = {f"pkg/n{i}.py" for i in range(6)}  # more touched files than max_files: still dropped
+    assert localize("`setup_cache()` breaks", index, weights=weights, touched=crowded) == ()
+
+
 def test_more_clues_raise_the_weight(index: CheckoutIndex) -> None:
     one = localize("PackageForFile is slow", index)[0]
     two = localize("PackageForFile is slow: no package metadata for file x.go", index)[0]
