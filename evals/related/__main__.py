@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.related.core import load_repos, words
+from evals.related.core import load_repos, words, write_section
 from evals.related.run import ROWS, SYSTEMS, evaluate
 
 HERE = Path(__file__).parent
@@ -163,9 +163,7 @@ def misses(queries: Sequence[Mapping[str, Any]], limit: int, split: str = "tune"
 
 
 def write_readme(report: Mapping[str, Any], readme: Path = README) -> None:
-    text = readme.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    readme.write_text(text[:start] + "\n" + render(report) + "\n" + text[end:], encoding="utf-8")
+    write_section(readme, BEGIN, END, render(report))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -372,3 +372,11 @@ class Tally:
         out["quiet_rate"] = round(self.quiet / self.unrelated, 3) if self.unrelated else None
         out["returned_per_query"] = round(self.returned / self.queries, 2) if self.queries else None
         return out
+
+
+def write_section(path: Path, begin: str, end: str, body: str) -> None:
+    """Replace what lies between the markers ``begin`` and ``end`` of the document at ``path`` with
+    ``body`` (the generated parts of README and docs). Raises ValueError when a marker is missing."""
+    text = path.read_text(encoding="utf-8")
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    path.write_text(text[:start] + "\n" + body + "\n" + text[stop:], encoding="utf-8")

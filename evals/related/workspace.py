@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.related.checkout import data_path, derive, read, write
-from evals.related.core import DATA_DIR, Repo, Tally, bm25_rank, load_repos
+from evals.related.core import DATA_DIR, Repo, Tally, bm25_rank, load_repos, write_section
 from evals.related.run import entry_text
 from evals.related.tune import SHA, Asked, history, views
 from store import DEFAULT_WEIGHTS, RankingWeights
@@ -374,9 +374,7 @@ def _knobs(point: dict[str, float]) -> str:
 
 
 def write_docs(result: dict[str, Any], docs: Path = DOCS) -> None:
-    text = docs.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    docs.write_text(text[:start] + "\n" + render(result) + "\n" + text[end:], encoding="utf-8")
+    write_section(docs, BEGIN, END, render(result))
 
 
 def evaluate(repos: Sequence[Repo], data_dir: Path = DATA_DIR) -> dict[str, Any]:

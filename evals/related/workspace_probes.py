@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from evals.related.checkout import GitTrees, read, restrict, tasks, write
-from evals.related.core import DATA_DIR, WARMUP, Repo, Tally, load_repos
+from evals.related.core import DATA_DIR, WARMUP, Repo, Tally, load_repos, write_section
 from evals.related.run import queries_for
 from evals.related.tune import SHA, history, views
 from store import DEFAULT_WEIGHTS, RankingWeights
@@ -124,9 +124,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def write_docs(result: dict[str, Any], docs: Path = DOCS) -> None:
-    text = docs.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    docs.write_text(text[:start] + "\n" + render(result) + "\n" + text[end:], encoding="utf-8")
+    write_section(docs, BEGIN, END, render(result))
 
 
 def evaluate(repos: Sequence[Repo], data_dir: Path = DATA_DIR) -> dict[str, Any]:
