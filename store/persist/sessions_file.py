@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Final
 
@@ -33,6 +34,7 @@ SEAL_CHARS: Final = 66  # "\n" + 64 hex digits + "\n": the end of every sealed f
 CACHED_FILES: Final = 64  # paths whose decoded records a process keeps (the longest unwritten go first)
 _log = logging.getLogger("store.persist")
 _cache: dict[Path, tuple[tuple[int, bytes], str, tuple[SessionRecord, ...]]] = {}
+_cache_lock = threading.Lock()
 
 
 def _sealed_as(data: bytes) -> tuple[int, bytes]:
@@ -41,10 +43,11 @@ def _sealed_as(data: bytes) -> tuple[int, bytes]:
 
 
 def _remember(path: Path, data: bytes, project: str, records: list[SessionRecord]) -> None:
-    _cache.pop(path, None)
-    if len(_cache) >= CACHED_FILES:
-        del _cache[next(iter(_cache))]
-    _cache[path] = _sealed_as(data), project, tuple(records)
+    with _cache_lock:  # the API's threads read records too
+        _cache.pop(path, None)
+        if len(_cache) >= CACHED_FILES:
+            del _cache[next(iter(_cache))]
+        _cache[path] = _sealed_as(data), project, tuple(records)
 
 
 def encode(project: str, records: list[SessionRecord]) -> bytes:

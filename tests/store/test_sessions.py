@@ -7,13 +7,14 @@ outcome each had, so impact keeps them."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from store.impact import HOLDBACK, MEMORY, report, sessions_of
-from store.persist.sessions_file import decode, encode
+from store.persist.sessions_file import CACHED_FILES, decode, encode, join_into, read_sessions
 from store.sessions import KEPT, MAX_IDS, Ended, SessionRecord, from_json, join, merge, record_of, to_json
 from tests.configs import fix_store
 from tests.store.test_impact import entry
@@ -123,6 +124,29 @@ def test_records_kept_in_memory_never_hide_what_another_writer_wrote(data_dir: P
     assert [r.session for r in fix_store(data_dir).sessions("alice", "p")] == ["t2", "t1", "t0"]
     assert [r.session for r in store.sessions("alice", "p")] == ["t2", "t1", "t0"]
     assert store.record_sessions("alice", "p", mine) == 6  # joined into theirs, not into the kept ones
+
+
+def test_threads_reading_and_writing_many_files_get_their_own_records(tmp_path: Path) -> None:
+    paths = [tmp_path / f"p{n}.sessions.json" for n in range(CACHED_FILES * 2)]  # past the bound: evictions
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for round_ in range(3):
+                for n, path in enumerate(paths[offset::4]):
+                    mine = [SessionRecord("p", f"s{offset}-{n}-{round_}", MEMORY, float(round_))]
+                    kept = join_into(path, "p", mine)
+                    found = read_sessions(path)
+                    assert found is not None and set(mine) <= set(found[1]) and found[1] == kept
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(offset,)) for offset in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
 
 
 @given(RECORDS)
