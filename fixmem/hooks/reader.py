@@ -45,10 +45,10 @@ class ColdStart(ReaderError):
 class Query:
     """What to recall for: the task text, files, an error. ``q`` is what the API requires. ``weights``:
     the task was localized (workspace mode): how sure each file is, in (0, 1] (1: known; under 1: a file
-    the task was localized to), ``reasons``: why each was (empty for a known file; None: none said); None:
-    not localized, every file known. ``checkout``: the directory the
-    task runs in, where a task-start recall localizes it (never sent to the API: a remote reader localizes
-    on this side and sends the files with their weights)."""
+    the task was localized to); None: not localized, every file known. ``reasons``: why each file was
+    chosen ("" for a known file; None: nothing said). ``checkout``: the directory the task runs in, where
+    a task-start recall localizes it (never sent to the API: a remote reader localizes on this side and
+    sends the files with their weights and reasons)."""
 
     __slots__ = ("checkout", "error", "files", "q", "reasons", "weights")
 
