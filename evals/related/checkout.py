@@ -13,12 +13,13 @@ those lookups touched, with their full postings. ``localize(text, restricted)`` 
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -203,3 +204,42 @@ def write(data: Mapping[str, Any], path: Path) -> None:
 def read(path: Path) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
     return loaded
+
+
+def chosen_repo(git_dir: Path, name: str | None, repos: Sequence[Repo]) -> Repo:
+    """The repository of ``repos`` a by-hand build is for: the one named ``name``, else the one whose
+    head ``git_dir`` holds. Raises SystemExit unless exactly one is."""
+    found = (
+        [r for r in repos if r.name == name] if name else [r for r in repos if _has_commit(git_dir, r.head)]
+    )
+    if len(found) != 1:
+        raise SystemExit(f"{git_dir}: holds the head of {len(found)} data files; pass --repo owner/name")
+    return found[0]
+
+
+def _has_commit(git_dir: Path, sha: str) -> bool:
+    probe = ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{sha}^{{commit}}"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
+def build_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """The by-hand build's arguments: ``build``, ``--git-dir``, ``--repo`` (``what``: what it derives)."""
+    parser.add_argument(
+        "command", nargs="?", choices=["build"], help=f"derive one repository's {what} (by hand)"
+    )
+    parser.add_argument("--git-dir", type=Path, help="build: the bare git dir holding the history")
+    parser.add_argument(
+        "--repo", help="build: owner/name (default: the data file whose head the git dir holds)"
+    )
+
+
+def built(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, build: Callable[[Path, str | None], Path]
+) -> bool:
+    """Run ``build`` when ``args`` ask for it (and say what it wrote); whether they did."""
+    if args.command != "build":
+        return False
+    if args.git_dir is None:
+        parser.error("build needs --git-dir")
+    sys.stdout.write(f"wrote {build(args.git_dir, args.repo)}\n")
+    return True

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -39,7 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from evals.related.checkout import data_path, derive, read, write
+from evals.related.checkout import build_arguments, built, chosen_repo, data_path, derive, read, write
 from evals.related.core import DATA_DIR, Repo, Tally, bm25_rank, load_repos, write_section
 from evals.related.run import entry_text
 from evals.related.tune import SHA, Asked, history, views
@@ -286,21 +285,10 @@ def _workspace(tasks: Sequence[Task], point: dict[str, float], with_prior: bool 
 
 def build(git_dir: Path, name: str | None, data_dir: Path = DATA_DIR) -> Path:
     """Derive and write one repository's workspace data (by hand: needs the full history)."""
-    repos = load_repos(data_dir)
-    if name is None:
-        repos = [r for r in repos if _has_commit(git_dir, r.head)]
-    else:
-        repos = [r for r in repos if r.name == name]
-    if len(repos) != 1:
-        raise SystemExit(f"{git_dir}: holds the head of {len(repos)} data files; pass --repo owner/name")
-    path = data_path(data_dir, repos[0].name)
-    write(derive(repos[0], git_dir), path)
+    repo = chosen_repo(git_dir, name, load_repos(data_dir))
+    path = data_path(data_dir, repo.name)
+    write(derive(repo, git_dir), path)
     return path
-
-
-def _has_commit(git_dir: Path, sha: str) -> bool:
-    probe = ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{sha}^{{commit}}"]
-    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
 
 
 TABLE_ROWS = (
@@ -408,13 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m evals.related.workspace", description=__doc__.splitlines()[0]
     )
-    parser.add_argument(
-        "command", nargs="?", choices=["build"], help="derive one repository's data (by hand)"
-    )
-    parser.add_argument("--git-dir", type=Path, help="build: the bare git dir holding the history")
-    parser.add_argument(
-        "--repo", help="build: owner/name (default: the data file whose head the git dir holds)"
-    )
+    build_arguments(parser, "data")
     parser.add_argument(
         "--write", action="store_true", help=f"write {RESULT.name} and docs/evaluation.md's table"
     )
@@ -425,10 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.readme:
         write_docs(json.loads(RESULT.read_text()))
         return 0
-    if args.command == "build":
-        if args.git_dir is None:
-            parser.error("build needs --git-dir")
-        sys.stdout.write(f"wrote {build(args.git_dir, args.repo)}\n")
+    if built(parser, args, build):
         return 0
     result = evaluate(load_repos())
     sys.stdout.write(table(result) + "\n")

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from evals.related.checkout import GitTrees, read, restrict, tasks, write
+from evals.related.checkout import GitTrees, build_arguments, built, chosen_repo, read, restrict, tasks, write
 from evals.related.core import DATA_DIR, WARMUP, Repo, Tally, load_repos, write_section
 from evals.related.run import queries_for
 from evals.related.tune import SHA, history, views
@@ -135,35 +135,22 @@ def evaluate(repos: Sequence[Repo], data_dir: Path = DATA_DIR) -> dict[str, Any]
 def build(git_dir: Path, name: str | None, data_dir: Path = DATA_DIR) -> Path:
     """Derive and write one repository's probe data (by hand: needs the full history)."""
     every = load_repos(data_dir)
-    chosen = [r for r in every if r.name == name] if name else [r for r in every if _holds(git_dir, r)]
-    if len(chosen) != 1:
-        raise SystemExit(f"{git_dir}: holds the head of {len(chosen)} data files; pass --repo owner/name")
-    path = probes_path(data_dir, chosen[0].name)
-    write(derive_probes(chosen[0], [r for r in every if r.name != chosen[0].name], git_dir), path)
+    repo = chosen_repo(git_dir, name, every)
+    path = probes_path(data_dir, repo.name)
+    write(derive_probes(repo, [r for r in every if r.name != repo.name], git_dir), path)
     return path
-
-
-def _holds(git_dir: Path, repo: Repo) -> bool:
-    from evals.related.workspace import _has_commit  # noqa: PLC0415 - the one probe of a git dir
-
-    return _has_commit(git_dir, repo.head)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m evals.related.workspace_probes", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("command", nargs="?", choices=["build"], help="derive one repository's probes")
-    parser.add_argument("--git-dir", type=Path, help="build: the bare git dir holding the history")
-    parser.add_argument("--repo", help="build: owner/name (default: the data file whose head it holds)")
+    build_arguments(parser, "probes")
     parser.add_argument(
         "--write", action="store_true", help=f"write {RESULT.name} and docs/evaluation.md's lines"
     )
     args = parser.parse_args(argv)
-    if args.command == "build":
-        if args.git_dir is None:
-            parser.error("build needs --git-dir")
-        sys.stdout.write(f"wrote {build(args.git_dir, args.repo)}\n")
+    if built(parser, args, build):
         return 0
     result = evaluate(load_repos())
     sys.stdout.write(render(result) + "\n")
