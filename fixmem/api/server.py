@@ -105,11 +105,26 @@ def listen(host: str, port: int) -> socket.socket:
         ) from exc
 
 
-def run(ctx: ApiContext, *, host: str, port: int, parent_pid: int | None = None) -> None:
+def inherited(fd: int) -> socket.socket:
+    """The listening socket open on ``fd`` (passed by ``fixmem up``). Raises PortUnavailable."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as exc:
+        raise PortUnavailable(f"--fd {fd} is not an open socket ({exc.strerror or exc})") from exc
+    if sock.type != socket.SOCK_STREAM or sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 0:
+        sock.detach()
+        raise PortUnavailable(f"--fd {fd} is not a listening TCP socket")
+    return sock
+
+
+def run(
+    ctx: ApiContext, *, host: str, port: int, parent_pid: int | None = None, fd: int | None = None
+) -> None:
     """Serve until SIGINT/SIGTERM (uvicorn finishes in-flight requests), or until ``parent_pid`` dies.
 
-    Raises PortUnavailable when ``host:port`` cannot be bound."""
-    sock = listen(host, port)
+    ``fd``: an inherited listening socket to serve (``fixmem up`` binds it) instead of binding
+    ``host:port``. Raises PortUnavailable when ``host:port`` cannot be bound or ``fd`` is no socket."""
+    sock = listen(host, port) if fd is None else inherited(fd)
     server = make_server(ctx, host=host, port=sock.getsockname()[1])
     if parent_pid:
         _stop_with_parent(server, parent_pid)

@@ -37,6 +37,7 @@ from fixmem.settings import Settings
     default=None,
     help=f"Port (FIXMEM_API_PORT, {Settings.model_fields['api_port'].default}).",
 )
+@click.option("--fd", type=click.IntRange(0), default=None, hidden=True)  # `up`: a listening socket to serve
 @click.option("--parent-pid", type=int, default=None, hidden=True)
 @redis_url_option
 @data_dir_option
@@ -45,6 +46,7 @@ def serve_command(
     *,
     host: str | None,
     port: int | None,
+    fd: int | None,
     parent_pid: int | None,
     redis_url: str | None,
     data_dir: Path | None,
@@ -63,7 +65,7 @@ def serve_command(
     except TokenConfigError as exc:
         raise CliError(str(exc), ExitCode.CONFIG_ERROR) from exc
     try:
-        run(ctx, host=settings.api_host, port=settings.api_port, parent_pid=parent_pid)
+        run(ctx, host=settings.api_host, port=settings.api_port, parent_pid=parent_pid, fd=fd)
     except PortUnavailable as exc:
         raise CliError(str(exc), ExitCode.CONFIG_ERROR) from exc
 

@@ -3,6 +3,10 @@
 Port: ``FIXMEM_API_PORT`` when set to a port (taken: an error); else (unset or 0) the one the last ``up``
 of this data directory used (``fixmem.runtime.state``), else 8765 (unset) or any (0); a free one when
 that is taken (another ``up`` on this machine), said on the ``api`` line; the port is saved for next time.
+``up`` binds the listening socket itself and hands it to the child (``fixmem serve --fd``): no other
+process can take the port between the choice and the child's start, two ``up``s started together never
+pick the same one, a restarted child serves the same socket, and ``/readyz`` on it is answered by this
+``up``'s child only.
 
 Without configured tokens (``FIXMEM_API_TOKENS`` or ``FIXMEM_API_TOKENS_FILE``), ``up`` keeps a token
 per owner it serves in ``<data dir>/tokens`` (``fixmem.runtime.tokens``): yours (``Settings.owner``:
@@ -26,7 +30,6 @@ from fixmem.errors import CliError, ExitCode
 from fixmem.runtime.demo import OWNER as DEMO_OWNER
 from fixmem.runtime.demo import PROJECT as DEMO_PROJECT
 from fixmem.runtime.demo import QUERY as DEMO_QUERY
-from fixmem.runtime.redis_server import can_bind
 from fixmem.runtime.state import save_port, saved_ports
 from fixmem.runtime.supervisor import ChildSpec
 from fixmem.runtime.tokens import TokenStoreError, ensure_tokens, tokens_path
@@ -41,7 +44,12 @@ class ApiChild:
     base_url: str
     tokens: dict[str, str]  # owner -> its token in the data directory; empty when tokens are configured
     lines: tuple[str, ...]
+    listener: socket.socket  # bound and listening; the child serves it (``spec.pass_fds``)
     operator_token: str | None = None
+
+    def close(self) -> None:
+        """Close ``up``'s copy of the listening socket (after the child has stopped)."""
+        self.listener.close()
 
     @property
     def ready_url(self) -> str:
@@ -51,12 +59,15 @@ class ApiChild:
         return f"http://{host}:{port}/readyz"
 
 
-def _free_port(host: str, port: int) -> int:
-    """``port`` if it can be bound on ``host`` now (a free one for 0); raises CliError when it is taken."""
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` (a free port for 0); raises OSError when it cannot be bound."""
+    return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+
+
+def _listen_or_explain(host: str, port: int) -> socket.socket:
+    """``_listen``, or a CliError that says what to set when ``port`` is taken."""
     try:
-        with socket.create_server((host, port)) as sock:
-            bound: int = sock.getsockname()[1]
-            return bound
+        return _listen(host, port)
     except OSError as exc:
         raise CliError(
             f"the API cannot listen on {host}:{port} ({exc.strerror or exc}): set FIXMEM_API_PORT to a free "
@@ -65,22 +76,23 @@ def _free_port(host: str, port: int) -> int:
         ) from exc
 
 
-def _port(settings: Settings, *, wait_saved: float) -> tuple[int, str]:
-    """The API's port and a note when the saved one was taken; raises CliError for a taken set port."""
+def _listener(settings: Settings, *, wait_saved: float) -> tuple[socket.socket, str]:
+    """The API's listening socket and a note when the saved port was taken; raises CliError for a taken
+    set port."""
     host, given = settings.api_host, "api_port" in settings.model_fields_set
     if given and settings.api_port:
-        return _free_port(host, settings.api_port), ""
+        return _listen_or_explain(host, settings.api_port), ""
     saved = saved_ports(settings.data_dir).get("api")
     wanted = saved or (0 if given else settings.api_port)
     deadline = time.monotonic() + (wait_saved if saved else 0.0)  # a dead `up`'s API is still stopping
     while wanted:
-        if can_bind(host, wanted):
-            return wanted, ""
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(0.1)
-    port = _free_port(host, 0)
-    return port, (f" (port {saved}, used last time, is taken now)" if saved else "")
+        try:
+            return _listen(host, wanted), ""
+        except OSError:
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+    return _listen_or_explain(host, 0), (f" (port {saved}, used last time, is taken now)" if saved else "")
 
 
 def _data_dir_tokens(settings: Settings) -> tuple[dict[str, str], str | None, dict[str, str]]:
@@ -102,20 +114,22 @@ def _data_dir_tokens(settings: Settings) -> tuple[dict[str, str], str | None, di
 
 
 def api_child(settings: Settings, redis_url: str, *, wait_saved_port: float = 0.0) -> ApiChild:
-    """The ``fixmem serve`` child for ``up``; raises CliError when its port is taken or its tokens
-    cannot be kept. ``wait_saved_port``: how long the saved port may stay taken (a dead ``up``'s API)."""
+    """The ``fixmem serve`` child for ``up``, its socket bound; raises CliError when its port is taken
+    or its tokens cannot be kept. The caller closes the socket (``ApiChild.close``) after the child has
+    stopped. ``wait_saved_port``: how long the saved port may stay taken (a dead ``up``'s API)."""
     host = settings.api_host
-    port, note = _port(settings, wait_saved=wait_saved_port)
-    save_port(settings.data_dir, "api", port)
     env = {**os.environ, "FIXMEM_REDIS_URL": redis_url, "FIXMEM_DATA_DIR": str(settings.data_dir)}
     tokens: dict[str, str] = {}
     operator = None
     if settings.api_tokens is None and settings.api_tokens_file is None:
         tokens, operator, files = _data_dir_tokens(settings)
         env |= files
+    listener, note = _listener(settings, wait_saved=wait_saved_port)
+    port: int = listener.getsockname()[1]
+    save_port(settings.data_dir, "api", port)
     argv = [
         sys.executable, "-m", "fixmem", "serve", "--host", host, "--port", str(port),
-        "--parent-pid", str(os.getpid()),
+        "--fd", str(listener.fileno()), "--parent-pid", str(os.getpid()),
     ]  # fmt: skip
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
@@ -124,7 +138,8 @@ def api_child(settings: Settings, redis_url: str, *, wait_saved_port: float = 0.
         f"web UI     {base}/ui   (log in with a token)",
         *_token_lines(settings, base, tokens, operator),
     ]
-    return ApiChild(ChildSpec("api", argv, env), base, tokens, tuple(lines), operator)
+    spec = ChildSpec("api", argv, env, pass_fds=(listener.fileno(),))
+    return ApiChild(spec, base, tokens, tuple(lines), listener, operator)
 
 
 def _token_lines(settings: Settings, base: str, tokens: dict[str, str], operator: str | None) -> list[str]:

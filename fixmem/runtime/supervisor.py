@@ -25,11 +25,13 @@ log = logging.getLogger("fixmem.supervisor")
 
 @dataclass(frozen=True)
 class ChildSpec:
-    """A child to keep running: a name for logs, its argv, and its environment (None: inherit)."""
+    """A child to keep running: a name for logs, its argv, its environment (None: inherit), and the file
+    descriptors it inherits (each start: e.g. the API's listening socket, which ``up`` keeps open)."""
 
     name: str
     argv: Sequence[str]
     env: Mapping[str, str] | None = None
+    pass_fds: tuple[int, ...] = ()
 
 
 @dataclass
@@ -82,7 +84,7 @@ class Supervisor:
 
     def _spawn(self, child: Child) -> None:
         env = None if child.spec.env is None else dict(child.spec.env)
-        child.process = subprocess.Popen(list(child.spec.argv), env=env)
+        child.process = subprocess.Popen(list(child.spec.argv), env=env, pass_fds=child.spec.pass_fds)
         child.started_at = time.monotonic()
         child.restart_at = None
         log.info("started %s (pid %d)", child.spec.name, child.process.pid)

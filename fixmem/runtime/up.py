@@ -196,6 +196,7 @@ def run_up(
                 stop.set()
                 watcher.join()
                 supervisor.stop()
+                api.close()
                 out.write("children   stopped\n")
     finally:
         lock.release()

@@ -100,11 +100,23 @@ def test_the_api_child_takes_a_free_port_when_the_default_one_is_taken(tmp_path:
     with contextlib.ExitStack() as stack:
         with contextlib.suppress(OSError):  # already taken (another `up` here): just as good
             stack.enter_context(socket.create_server(("127.0.0.1", default)))
-        child = api_child(_settings(tmp_path), "redis://127.0.0.1:6399/0")
+        child = stack.enter_context(
+            contextlib.closing(api_child(_settings(tmp_path), "redis://127.0.0.1:6399/0"))
+        )
         port = int(child.base_url.rsplit(":", 1)[1])
         assert port != default
         argv = list(child.spec.argv)
-        assert argv[argv.index("serve") :][:5] == ["serve", "--host", "127.0.0.1", "--port", str(port)]
+        fd = child.listener.fileno()
+        assert argv[argv.index("serve") :][:7] == [
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--fd",
+            str(fd),
+        ]
+        assert child.spec.pass_fds == (fd,)
         with pytest.raises(CliError, match=f"cannot listen on 127.0.0.1:{default}.*FIXMEM_API_PORT"):
             api_child(_settings(tmp_path, FIXMEM_API_PORT=str(default)), "redis://127.0.0.1:6399/0")
 
@@ -138,16 +150,47 @@ def test_the_api_child_keeps_a_token_for_you_and_the_demo_only_without_configure
     assert configured.tokens == {} and configured.operator_token is None
     assert not any("curl" in line for line in configured.lines)
     assert not (tmp_path / "other" / "tokens").exists()
+    for each in (child, again, configured):
+        each.close()
+
+
+def test_the_api_child_holds_its_port_so_two_ups_never_pick_the_same(tmp_path: Path) -> None:
+    """``up`` binds the API's socket and passes it to the child: between choosing the port and the
+    child's start nobody else can take it (two ``up``s started together once both chose 8765, and one's
+    readiness check was answered by the other's API)."""
+    with contextlib.ExitStack() as stack:
+        first = stack.enter_context(contextlib.closing(api_child(_settings(tmp_path / "a"), "redis://x:1/0")))
+        second = stack.enter_context(
+            contextlib.closing(api_child(_settings(tmp_path / "b"), "redis://x:1/0"))
+        )
+        assert first.base_url != second.base_url
+        port = first.listener.getsockname()[1]
+        with pytest.raises(OSError):
+            socket.create_server(("127.0.0.1", port))
+        with socket.create_connection(("127.0.0.1", port), timeout=5):  # it listens: connections queue
+            pass
+    assert can_listen(port)  # closed with the block
+
+
+def can_listen(port: int) -> bool:
+    try:
+        with socket.create_server(("127.0.0.1", port)):
+            return True
+    except OSError:
+        return False
 
 
 def test_the_api_child_reuses_its_saved_port_and_says_when_it_is_taken(tmp_path: Path) -> None:
     first = api_child(_settings(tmp_path, FIXMEM_API_PORT="0"), "redis://127.0.0.1:6399/0")
     port = int(first.base_url.rsplit(":", 1)[1])
     assert saved_ports(tmp_path)["api"] == port
+    first.close()
     again = api_child(_settings(tmp_path), "redis://127.0.0.1:6399/0")  # unset: the saved one, not 8765
     assert again.base_url == first.base_url and "taken" not in again.lines[0]
+    again.close()
     with socket.create_server(("127.0.0.1", port)):
         moved = api_child(_settings(tmp_path), "redis://127.0.0.1:6399/0")
+        moved.close()
     assert moved.base_url != first.base_url
     assert f"(port {port}, used last time, is taken now)" in moved.lines[0]
     assert saved_ports(tmp_path)["api"] == int(moved.base_url.rsplit(":", 1)[1])
