@@ -174,7 +174,7 @@ class EmbeddedRedis:
         return args
 
     def start(self, timeout: float = 10.0, *, keep_port: bool = False) -> str:
-        """Start the server and wait until it answers PING; returns its URL.
+        """Start the server and wait until it answers (it, not another on the port); returns its URL.
 
         ``keep_port``: only on the current port (a restart its clients reconnect to), no other.
         Raises EmbeddedRedisError with the server's log tail when it does not come up.
@@ -200,7 +200,9 @@ class EmbeddedRedis:
                 if self.process is None or self.process.poll() is not None:
                     return False
                 with contextlib.suppress(redis.ConnectionError, redis.BusyLoadingError):
-                    if client.ping():
+                    # Ours, not a server another process started on the same port a moment before
+                    # (ours then fails to bind and exits; the next attempt takes another port).
+                    if client.info("server").get("process_id") == self.process.pid:
                         return True
                 time.sleep(0.02)
             return False
