@@ -100,18 +100,20 @@ class FixMemory:
         k: int = DEFAULT_K,
         workspace: str | None = None,
         weights: Sequence[float] | None = None,
+        reasons: Sequence[str] | None = None,
     ) -> list[Recalled]:
         """The past fixes relevant to ``query``, best first; ``[]`` when nothing is relevant or memory is off.
         ``weights``: how sure each of ``files`` is, in (0, 1] (1: known, under 1: a guess, e.g. where the
-        task was localized); None: every file is known.
+        task was localized); None: every file is known. ``reasons``: why each weighed file was guessed (one
+        line each, what the recall reasons say of it), with ``weights`` only.
 
         Raises StoreError when the log cannot be read, InvalidKey for an unusable owner or project key,
-        ValueError when ``weights`` does not give each file one weight in (0, 1].
+        ValueError when ``weights`` does not give each file one weight in (0, 1] or ``reasons`` one line.
         """
-        service.check_weights(files or (), weights)
+        service.check_weights(files or (), weights, reasons)
         if not self.settings.fix_memory_enabled:
             return []
-        question = service.Question(query, files or (), errors or (), k, workspace, weights)
+        question = service.Question(query, files or (), errors or (), k, workspace, weights, reasons=reasons)
         return service.find(self.store, owner, project_key, question, now=self._clock())
 
     def prompt_block(
@@ -192,10 +194,11 @@ def recall(
     errors: Sequence[str] | None = None,
     k: int = DEFAULT_K,
     weights: Sequence[float] | None = None,
+    reasons: Sequence[str] | None = None,
 ) -> list[Recalled]:
     """``FixMemory.recall`` on the default memory."""
     return default_memory().recall(
-        owner, project_key, query, files=files, errors=errors, k=k, weights=weights
+        owner, project_key, query, files=files, errors=errors, k=k, weights=weights, reasons=reasons
     )
 
 

@@ -71,6 +71,12 @@ def require_project(store: FixStore, owner: str, project: str) -> None:
     help="How sure the --file of the same position is, in (0, 1]: 1 known, under 1 a guess (repeatable: "
     "one per --file, or none).",
 )
+@click.option(
+    "--reason",
+    "reasons",
+    multiple=True,
+    help="Why the --file of that position was guessed (one line per --weight, or none).",
+)
 @click.option("--error", "errors", multiple=True, help="An error message the task hit (repeatable).")
 @click.option(
     "-k", type=click.IntRange(1, MAX_K), default=DEFAULT_K, show_default=True, help="At most this many fixes."
@@ -85,6 +91,7 @@ def recall_command(
     project: str | None,
     files: tuple[str, ...],
     weights: tuple[float, ...],
+    reasons: tuple[str, ...],
     errors: tuple[str, ...],
     k: int,
     workspace: str | None,
@@ -99,7 +106,7 @@ def recall_command(
     if query == "-":
         query = sys.stdin.read()
     try:
-        service.check_weights(files, weights or None)
+        service.check_weights(files, weights or None, reasons or None)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     settings = load_settings(data_dir=data_dir, owner=owner, project=project)
@@ -107,15 +114,20 @@ def recall_command(
     store = wiring.make_store(settings, None)  # reading takes no lock
     project = settings.project_key(workspace)
     require_project(store, owner, project)
-    question = service.Question(query, files, errors, k, workspace, weights or None)
+    question = service.Question(query, files, errors, k, workspace, weights or None, reasons=reasons or None)
     budget = settings.fix_memory_prompt_budget_tokens
-    found = service.recall(store, owner, project, question, budget_tokens=budget, now=time.time())
-    block = found.block
+    _print_found(
+        service.recall(store, owner, project, question, budget_tokens=budget, now=time.time()), as_json
+    )
+
+
+def _print_found(found: service.Recall, as_json: bool) -> None:
+    """What ``fixmem recall`` prints: the block (or the recalled entries and it as JSON)."""
     if as_json:
-        payload = {"recalled": [r.to_dict() for r in found.recalled], "prompt_block": block}
+        payload = {"recalled": [r.to_dict() for r in found.recalled], "prompt_block": found.block}
         click.echo(json.dumps(payload, indent=2))
-    elif block:
-        click.echo(block)
+    elif found.block:
+        click.echo(found.block)
     else:
         click.echo("(no relevant past fix)", err=True)
 

@@ -1,6 +1,6 @@
 """The ``recall_fixes`` tool: a read-only lookup of past fixes, its schemas, and auto-recall.
 
-- ``recall_fixes(ctx, args)``: the handler. ``args`` = ``{query, files?, weights?, error?, k?}`` (a
+- ``recall_fixes(ctx, args)``: the handler. ``args`` = ``{query, files?, weights?, reasons?, error?, k?}`` (a
   mapping, or the JSON string OpenAI hands over); returns a ``ToolResult`` (the text the model reads, the
   prompt block, the fixes). Reads the store only: no side effect, safe to call any number of times.
 - ``INPUT_SCHEMA`` (JSON Schema) and ``tool_schema("openai" | "anthropic" | "mcp")``: the same tool in
@@ -39,6 +39,7 @@ from fixmem.limits import (
     MAX_K,
     MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
+    MAX_REASON_CHARS,
 )
 from fixmem.mcp.session import record, session_of
 from fixmem.settings import Settings
@@ -88,6 +89,15 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
                 "guess. Leave it out when you know every file."
             ),
         },
+        "reasons": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": MAX_REASON_CHARS},
+            "maxItems": MAX_FILES,
+            "description": (
+                "Why each of files was guessed, one line each in their order (with weights only): what the "
+                "recalled fixes' reasons say of the file."
+            ),
+        },
         "error": {
             "type": "string",
             "description": (
@@ -133,16 +143,14 @@ class RecallArgs(BaseModel):
     weights: list[Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]] | None = Field(
         default=None, max_length=MAX_FILES
     )
+    reasons: list[str] | None = Field(default=None, max_length=MAX_FILES)
     error: str | None = None  # trimmed to MAX_ERROR_CHARS
     k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K)
     session_id: str | None = Field(default=None, min_length=1, max_length=MAX_SESSION_ID_CHARS)
 
     @model_validator(mode="after")
-    def _one_weight_per_file(self) -> RecallArgs:
-        if self.weights is not None and len(self.weights) != len(self.files):
-            raise ValueError(
-                f"{len(self.weights)} weights for {len(self.files)} files: give one weight per file"
-            )
+    def _one_weight_and_reason_per_file(self) -> RecallArgs:
+        service.check_weights(self.files, self.weights, self.reasons)  # ValueError: pydantic's message
         return self
 
 
@@ -245,8 +253,9 @@ def recall_fixes(ctx: ToolContext, args: Mapping[str, Any] | str | bytes | None)
         return ToolResult(DISABLED, "", [])
     errors = [parsed.error] if parsed.error else []
     question = service.Question(
-        parsed.query, parsed.files, errors, parsed.k, ctx.workspace, parsed.weights, _localized(ctx, parsed)
-    )
+        parsed.query, parsed.files, errors, parsed.k, ctx.workspace, parsed.weights, _localized(ctx, parsed),
+        parsed.reasons,
+    )  # fmt: skip
     found = service.recall(
         ctx.store, ctx.owner, ctx.project_key, question, budget_tokens=ctx.budget_tokens, now=ctx.clock()
     )

@@ -94,3 +94,27 @@ def test_a_weight_of_one_recalls_as_a_known_file(seeded: Path, capsys: pytest.Ca
     argv = ["recall", "split on commas", "--owner", "alice", "--project", PROJECT, "--data-dir", str(seeded)]
     assert main([*argv, "--file", "src/mod1.py", "--weight", "1"]) == 0
     assert "parse_mod1" in capsys.readouterr().out
+
+
+def test_the_reason_given_with_a_guess_is_what_recall_says_on_every_surface(
+    seeded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A client that localized the task itself says why, as over HTTP: the Python API, the CLI and the
+    tool carry ``reasons`` to the recall reasons; without weights they are refused."""
+    why = "the task names `parse_mod1`, defined here"
+    memory = FixMemory(settings=Settings.from_env({"FIXMEM_DATA_DIR": str(seeded)}), clock=lambda: NOW)
+    got = memory.recall(
+        "alice", PROJECT, "split on commas", files=["src/mod1.py"], weights=[0.8], reasons=[why]
+    )
+    assert got and why in got[0].reasons.localized
+    with pytest.raises(ValueError, match="reasons without weights"):
+        memory.recall("alice", PROJECT, "split on commas", files=["src/mod1.py"], reasons=[why])
+    args = parse_args({"query": "x", "files": ["src/mod1.py"], "weights": [0.8], "reasons": [why]})
+    assert args.reasons == [why]
+    with pytest.raises(ToolArgsError, match="reasons without weights"):
+        parse_args({"query": "x", "files": ["src/mod1.py"], "reasons": [why]})
+    argv = ["recall", "split on commas", "--owner", "alice", "--project", PROJECT, "--data-dir", str(seeded)]
+    assert main([*argv, "--file", "src/mod1.py", "--weight", "0.8", "--reason", why, "--json"]) == 0
+    assert why in capsys.readouterr().out
+    assert main([*argv, "--file", "src/mod1.py", "--reason", why]) == 2
+    assert "reasons without weights" in capsys.readouterr().err
