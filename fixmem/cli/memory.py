@@ -71,12 +71,7 @@ def require_project(store: FixStore, owner: str, project: str) -> None:
     help="How sure the --file of the same position is, in (0, 1]: 1 known, under 1 a guess (repeatable: "
     "one per --file, or none).",
 )
-@click.option(
-    "--reason",
-    "reasons",
-    multiple=True,
-    help="Why the --file of that position was guessed (one line per --weight, or none).",
-)
+@click.option("--reason", "reasons", multiple=True, help="Why that --file was guessed (one per --weight).")
 @click.option("--error", "errors", multiple=True, help="An error message the task hit (repeatable).")
 @click.option(
     "-k", type=click.IntRange(1, MAX_K), default=DEFAULT_K, show_default=True, help="At most this many fixes."
