@@ -49,7 +49,7 @@ import numpy.typing as npt
 
 from evals.related.checkout import GitTrees
 from evals.related.core import Repo, load_repos
-from evals.related.workspace import GOAL_PRECISION, Task, _rank_key, answer, load_tasks, split_weights, tally
+from evals.related.workspace import GOAL_PRECISION, Task, answer, load_tasks, rank_key, split_weights, tally
 from evals.related.workspace import GRID as RECALL_GRID
 from store import DEFAULT_WEIGHTS
 from store.localize import Localized, localize
@@ -292,7 +292,7 @@ def rows_base(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def retune(tasks: Sequence[Candidates], point: Point, w: Floats) -> dict[str, Any]:
     """Recall's ``localized_*`` knobs searched again (``KNOBS``) on the tuning half for the files of
     ``point``: its best row by workspace's rule, and its most hits."""
-    rows = sorted((workspace(tasks, {**point, "knobs": knobs}, w) for knobs in KNOBS), key=_rank_key)
+    rows = sorted((workspace(tasks, {**point, "knobs": knobs}, w) for knobs in KNOBS), key=rank_key)
     most = max(rows, key=lambda r: (r["hit_fn"], r["precision"] or 0.0, r["quiet"]))
     return {"point": point, "best": rows[0], "most_hits": most}
 
@@ -300,11 +300,11 @@ def retune(tasks: Sequence[Candidates], point: Point, w: Floats) -> dict[str, An
 def evaluate(halves: Mapping[str, Sequence[Candidates]]) -> dict[str, Any]:
     """Fit ``combined`` and choose the grid point on the tuning half; report both halves."""
     w = fit([(c.x, c.right) for c in halves["tune"]])
-    rows = sorted((workspace(halves["tune"], p, w) for p in GRID), key=_rank_key)
+    rows = sorted((workspace(halves["tune"], p, w) for p in GRID), key=rank_key)
     gaining = [r for r in rows if r["point"] != BASE and r["hit_fn"] > rows_base(rows)["hit_fn"]]
     again = [BASE] + [r["point"] for r in sorted(gaining, key=lambda r: -(r["precision"] or 0.0))[:RETUNED]]
     retuned = [retune(halves["tune"], p, w) for p in again]
-    choice = sorted([*rows, *(r["best"] for r in retuned)], key=_rank_key)[0]["point"]
+    choice = sorted([*rows, *(r["best"] for r in retuned)], key=rank_key)[0]["point"]
     most = max(rows, key=lambda r: (r["hit_fn"], r["precision"] or 0.0, r["quiet"]))["point"]
     report = {}
     for split, tasks in halves.items():

@@ -183,10 +183,10 @@ def search(tasks: Sequence[Task], untouched: float | None = None) -> list[dict[s
             tasks, [answer(task, "workspace", ranking, f) for task, f in zip(tasks, found, strict=True)]
         )
         rows.append({"point": point, **t.as_dict()})
-    return sorted(rows, key=_rank_key)
+    return sorted(rows, key=rank_key)
 
 
-def _rank_key(row: dict[str, Any]) -> tuple[float, ...]:
+def rank_key(row: dict[str, Any]) -> tuple[float, ...]:
     precision = row["precision"] or 0.0
     return (-(precision >= GOAL_PRECISION), -row["hit_fn"], -precision, -row["quiet"])
 
@@ -370,7 +370,7 @@ def evaluate(repos: Sequence[Repo], data_dir: Path = DATA_DIR) -> dict[str, Any]
     split_tasks = {split: load_tasks(repos, split, data_dir) for split in ("tune", "held_out")}
     rows = search(split_tasks["tune"])
     choice, alternative = rows[0]["point"], most_hits(rows)
-    prior_rows = sorted((r for u in UNTOUCHED for r in search(split_tasks["tune"], u)), key=_rank_key)
+    prior_rows = sorted((r for u in UNTOUCHED for r in search(split_tasks["tune"], u)), key=rank_key)
     shipped = {
         "min_weight": LOCALIZE_DEFAULTS.min_weight,
         **{k: getattr(DEFAULT_WEIGHTS, k) for k in choice if k.startswith("localized_")},
@@ -386,7 +386,7 @@ def evaluate(repos: Sequence[Repo], data_dir: Path = DATA_DIR) -> dict[str, Any]
         "most_hits_point": alternative,
         "tuning_grid_top": rows[:10],
         "prior_point": prior_rows[0]["point"],
-        "prior_beats_shipped_on_tuning": _rank_key(prior_rows[0]) < _rank_key(rows[0]),
+        "prior_beats_shipped_on_tuning": rank_key(prior_rows[0]) < rank_key(rows[0]),
         "prior_grid_top": prior_rows[:10],
         "report": report(split_tasks, choice, alternative, prior_rows[0]["point"]),
     }
